@@ -1,0 +1,158 @@
+"""Scenarios: ``scenarios/*.yaml``, a room template saying who takes part and how it opens.
+
+The scenario says *who* (participants, humans); the SOP named in the announcement's ``sop``
+slot says *in what order*. Cross-checks against the employees and SOPs that exist live in
+:mod:`framework.specs.catalog`; this module only checks the file on its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import jinja2
+from jinja2 import nodes
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from framework.errors import ScenarioError
+
+from .employee import Slug
+from .model_spec import ModelSpec
+from .yaml_loader import SpecModel, load_yaml_file, spec_error, validate
+
+SOP_FUNCTION = "best_sop"
+"""The function an announcement's ``sop`` template calls to insert the best SOP version."""
+
+
+class Announcement(BaseModel):
+    """What the room posts at entry: fixed text plus an SOP slot filled at that moment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(examples=["本群目标：两天内完成技术分享文章定稿。"])
+    sop: str | None = Field(
+        default=None,
+        description="jinja2 template rendered at room entry; best_sop(id) inserts the steps",
+        examples=["{{ best_sop('tech-article') }}"],
+    )
+
+    @field_validator("sop")
+    @classmethod
+    def _sop_parses(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                jinja2.Environment().parse(value)
+            except jinja2.TemplateSyntaxError as exc:
+                raise spec_error(
+                    f"the sop template does not parse: {exc.message}",
+                    "write e.g. \"{{ best_sop('tech-article') }}\" (quote the whole value)",
+                ) from None
+        return value
+
+
+class ScenarioSettings(BaseModel):
+    """Knobs for one room; every one has a default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_turns: int = Field(default=30, ge=1, description="employee turns before the room stops")
+    memory_window: int = Field(
+        default=20, ge=1, description="unconsolidated turns before older ones are summarised"
+    )
+    tool_output_budget: int = Field(
+        default=4000, ge=200, description="characters of one tool result shown to a model"
+    )
+    recent_turns: int = Field(
+        default=12, ge=1, description="raw recent turns put into each context"
+    )
+    model: ModelSpec | None = Field(
+        default=None, description="model for every employee here (overrides the cards)"
+    )
+    selector: Literal["round_robin", "model"] = Field(
+        default="round_robin", description="who speaks when neither the SOP nor an @mention decides"
+    )
+    selector_model: ModelSpec | None = Field(
+        default=None, description="model used by selector: model (default: the room's model)"
+    )
+    stop_words: list[str] = Field(
+        default_factory=lambda: ["/stop", "结束会议"],
+        description="a human message equal to one of these ends the room",
+    )
+
+
+class Scenario(SpecModel):
+    """A room template: participants, humans, the opening announcement and settings."""
+
+    id: Slug = Field(examples=["tech-article"])
+    title: str = Field(examples=["技术分享文章定稿"])
+    participants: list[Slug] = Field(
+        min_length=1, description="employee ids", examples=[["pm", "engineer", "designer"]]
+    )
+    humans: list[str] = Field(
+        default_factory=lambda: ["user"], description="names of the people in the room"
+    )
+    announcement: Announcement
+    settings: ScenarioSettings = Field(default_factory=ScenarioSettings)
+    description: str = ""
+
+    @field_validator("announcement", mode="before")
+    @classmethod
+    def _text_shorthand(cls, value: Any) -> Any:
+        # `announcement: 本群目标...` is the common case when there is no SOP slot.
+        return {"text": value} if isinstance(value, str) else value
+
+    @field_validator("participants")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        for index, name in enumerate(value):
+            if name in value[:index]:
+                raise spec_error(
+                    f"'{name}' is listed twice in participants",
+                    "list each employee once",
+                    at=(index,),
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _humans_are_not_employees(self) -> Scenario:
+        # A human named like an employee would make @mentions and stop checks ambiguous.
+        for index, human in enumerate(self.humans):
+            if human in self.participants:
+                raise spec_error(
+                    f"human '{human}' has the same name as a participant",
+                    "give the human another name (e.g. 'author')",
+                    at=("humans", index),
+                )
+        return self
+
+    def referenced_sop_ids(self) -> list[str]:
+        """SOP ids named by ``best_sop('...')`` calls in the announcement's ``sop`` slot.
+
+        Walks the jinja2 AST, so ``{{ best_sop("a") ~ best_sop('b') }}`` and calls inside
+        ``{% if %}`` blocks are found; non-constant arguments cannot be known and are skipped.
+        """
+        if not self.announcement.sop:
+            return []
+        tree = jinja2.Environment().parse(self.announcement.sop)
+        found: list[str] = []
+        for call in tree.find_all(nodes.Call):
+            if not (isinstance(call.node, nodes.Name) and call.node.name == SOP_FUNCTION):
+                continue
+            arg = call.args[0] if call.args else None
+            if (
+                isinstance(arg, nodes.Const)
+                and isinstance(arg.value, str)
+                and arg.value not in found
+            ):
+                found.append(arg.value)
+        return found
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load one scenario file; raise :class:`ScenarioError` naming file, line, field and fix."""
+    path = Path(path)
+    data, lines = load_yaml_file(path, error_cls=ScenarioError)
+    return validate(Scenario, data, file=path, lines=lines, error_cls=ScenarioError)
+
+
+__all__ = ["SOP_FUNCTION", "Announcement", "Scenario", "ScenarioSettings", "load_scenario"]
