@@ -1,0 +1,56 @@
+"""The structured brief a turn hands its model next to the rendered prompt.
+
+The runtime attaches it to the system message's ``additional_kwargs`` under
+:data:`BRIEF_KEY`. Real providers ignore it (they send only the prompt text); the offline
+simulator reads it instead of guessing from prompt wording, so changing a template never
+changes what the simulator does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from langchain_core.messages import BaseMessage, SystemMessage
+
+BRIEF_KEY = "staffroom_brief"
+
+
+class StepBrief(TypedDict):
+    """The SOP step being worked on."""
+
+    n: int
+    do: str
+    tools: list[str]
+
+
+class TurnBrief(TypedDict, total=False):
+    """What the employee is asked to do this turn."""
+
+    purpose: Literal["turn", "select"]
+    employee: str
+    display_name: str
+    role: str
+    language: str
+    why: str
+    step: StepBrief | None
+    humans: list[str]
+    """The people in the session (their messages are the ones to answer)."""
+    candidates: list[dict[str, str]]
+    """For ``purpose="select"``: the employees a selector may pick (id, role, name)."""
+
+
+def attach_brief(message: SystemMessage, brief: TurnBrief) -> SystemMessage:
+    """Return the system message carrying ``brief``."""
+    kwargs: dict[str, Any] = dict(message.additional_kwargs)
+    kwargs[BRIEF_KEY] = dict(brief)
+    return SystemMessage(content=message.content, additional_kwargs=kwargs)
+
+
+def find_brief(messages: list[BaseMessage]) -> TurnBrief:
+    """The brief of the first system message that has one, or an empty brief."""
+    for message in messages:
+        if isinstance(message, SystemMessage) and BRIEF_KEY in message.additional_kwargs:
+            raw = message.additional_kwargs[BRIEF_KEY]
+            if isinstance(raw, dict):
+                return TurnBrief(**raw)  # type: ignore[typeddict-item]
+    return TurnBrief()

@@ -1,0 +1,207 @@
+"""The offline simulator: a deterministic test double behind the same factory as real models.
+
+It is not intelligent and never pretends to be: every reply starts with ``[simulated]`` and
+every event it produces carries ``meta.model = "simulated"``. Given the same brief and the
+same recent messages it always answers the same way, which is what tests and the offline
+demo need. It answers in the role's voice from the SOP step (read from the structured
+:mod:`~framework.models.brief`, never by sniffing prompt wording), writes the step's output
+to the workspace when the step lists ``write_file``, and picks a speaker when asked to act
+as a selector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from framework.models.brief import StepBrief, TurnBrief, find_brief
+
+LABEL = "simulated"
+
+_FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|json|csv|yaml)")
+
+# Openings in each role's voice. Roles not listed speak in the generic voice.
+_VOICE_ZH = {
+    "pm": "从产品角度",
+    "engineer": "从技术角度",
+    "designer": "从设计角度",
+    "reviewer": "从审阅角度",
+}
+_VOICE_EN = {
+    "pm": "From the product side",
+    "engineer": "From the engineering side",
+    "designer": "From the design side",
+    "reviewer": "From the review side",
+}
+
+
+def _snippet(text: str, limit: int = 40) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _last_human(messages: Sequence[BaseMessage], humans: Sequence[str] = ()) -> str:
+    """The newest message from a person (any author if ``humans`` is empty), unprefixed."""
+    for message in reversed(messages):
+        if not (isinstance(message, HumanMessage) and isinstance(message.content, str)):
+            continue
+        author = message.additional_kwargs.get("staffroom_author")
+        if humans and author not in humans:
+            continue
+        prefix = f"{author}: "
+        if author and message.content.startswith(prefix):
+            return message.content[len(prefix) :]
+        return message.content
+    return ""
+
+
+def _tool_names(tools: object) -> list[str]:
+    names: list[str] = []
+    if isinstance(tools, list):
+        for tool in tools:
+            if isinstance(tool, dict):
+                names.append(str(tool.get("function", {}).get("name", "")))
+    return names
+
+
+class SimulatedChatModel(BaseChatModel):
+    """Deterministic offline stand-in for a chat model (labelled ``simulated``)."""
+
+    delay: float = 0.0
+    """Seconds to wait before answering, so tests can kill a process mid-turn."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "staffroom-simulated"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools as OpenAI-style schemas, like real providers do."""
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.reply(messages, **kwargs))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return ChatResult(generations=[ChatGeneration(message=self.reply(messages, **kwargs))])
+
+    def reply(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
+        """The deterministic answer to ``messages``."""
+        brief = find_brief(messages)
+        heard = _last_human(messages, brief.get("humans", []))
+        if brief.get("purpose") == "select":
+            return AIMessage(content=self._select(brief, heard))
+        english = brief.get("language") == "en"
+        step = brief.get("step")
+        last = messages[-1] if messages else None
+        if isinstance(last, ToolMessage):
+            return AIMessage(content=self._after_tool(brief, last, english))
+        if (
+            step
+            and "write_file" in step["tools"]
+            and "write_file" in _tool_names(kwargs.get("tools"))
+        ):
+            return self._write_step_output(brief, step, heard, english)
+        return AIMessage(content=self._speak(brief, step, heard, english))
+
+    def _select(self, brief: TurnBrief, last_human: str) -> str:
+        # Pick whoever the last human message names (id, role or display name), else the
+        # first candidate: predictable, and never nobody.
+        candidates = brief.get("candidates", [])
+        lowered = last_human.lower()
+        for candidate in candidates:
+            for name in (
+                candidate.get("id", ""),
+                candidate.get("role", ""),
+                candidate.get("name", ""),
+            ):
+                if name and name.lower() in lowered:
+                    return candidate["id"]
+        return candidates[0]["id"] if candidates else ""
+
+    def _speak(
+        self, brief: TurnBrief, step: StepBrief | None, last_human: str, english: bool
+    ) -> str:
+        role = brief.get("role", "")
+        name = brief.get("display_name") or brief.get("employee", "employee")
+        heard = _snippet(last_human) if last_human else ""
+        if english:
+            voice = _VOICE_EN.get(role, "As I see it")
+            task = f"step {step['n']} '{step['do']}'" if step else "your message"
+            text = f"[simulated] {name}: {voice}, working on {task}."
+            if heard:
+                text += f' I read: "{heard}".'
+            return text + " Proposal: keep the scope small, confirm the goal, then move on."
+        voice = _VOICE_ZH.get(role, "我的看法")
+        task = f"第 {step['n']} 步「{step['do']}」" if step else "你的消息"
+        text = f"[simulated] {name}：{voice}，处理{task}。"
+        if heard:
+            text += f"收到：「{heard}」。"
+        return text + "建议：先对齐目标，控制范围，再推进下一步。"
+
+    def _write_step_output(
+        self, brief: TurnBrief, step: StepBrief, heard: str, english: bool
+    ) -> AIMessage:
+        employee = brief.get("employee", "employee")
+        # Write to the file the step names ("... 写入 outline.md"), else a per-step file.
+        named = _FILE_NAME.search(step["do"])
+        path = named.group(0) if named else f"step{step['n']:02d}-{employee}.md"
+        heard = _snippet(heard, 80)
+        body = [f"# {step['do']}", "", f"- author: {employee} (simulated)", f"- step: {step['n']}"]
+        if heard:
+            body.append(f"- input: {heard}")
+        lead = (
+            "Writing the output of this step to the workspace."
+            if english
+            else "先把这一步的产出写进工作区。"
+        )
+        return AIMessage(
+            content=f"[simulated] {lead}",
+            tool_calls=[
+                {
+                    "name": "write_file",
+                    "args": {"path": path, "content": "\n".join(body) + "\n"},
+                    "id": f"call-{employee}-{step['n']}",
+                    "type": "tool_call",
+                }
+            ],
+        )
+
+    def _after_tool(self, brief: TurnBrief, result: ToolMessage, english: bool) -> str:
+        name = brief.get("display_name") or brief.get("employee", "employee")
+        outcome = _snippet(str(result.content), 80)
+        step = brief.get("step")
+        task = step["do"] if step else ""
+        if english:
+            return f"{name}: done with '{task}'. Tool said: {outcome}"
+        return f"{name}：「{task}」已完成。工具返回：{outcome}"

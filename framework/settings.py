@@ -1,0 +1,50 @@
+"""Settings: every knob in one typed place, read from the environment once, at the edge."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from framework.specs.model_spec import ModelSpec
+
+DEFAULT_DATA_DIR = Path(".staffroom")
+
+
+class Settings(BaseModel):
+    """Runtime settings for one :class:`~framework.staffroom.Staffroom`.
+
+    Nothing reads the environment except :meth:`from_env`, so tests build their own.
+    """
+
+    data_dir: Path = DEFAULT_DATA_DIR
+    """Root of everything on disk (sessions, workspaces, checkpoints)."""
+    project_dir: Path = Path(".")
+    """Folder holding ``agents/``, ``scenarios/`` and ``sop_library/``."""
+    default_model: ModelSpec = Field(default_factory=ModelSpec)
+    """Model for employees whose card and scenario name none: the offline simulator."""
+    allow_network: bool = True
+    """When False, only offline models (simulated, scripted) may be built; tests set this."""
+    durability: Literal["turn", "event", "none"] = "turn"
+    """When history is fsynced: once per employee turn (default), per event, or never."""
+    lock: Literal["flock", "filelock"] = "flock"
+    """Inter-process lock for JSONL appends (see benchmarks/README.md for the numbers)."""
+    max_tool_rounds: int = 4
+    """Model calls per turn before the tool loop is cut off."""
+    run_lock_timeout: float = 60.0
+    """Seconds to wait for another process that is running the same room."""
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT`` and ``STAFFROOM_MODEL``."""
+        values: dict[str, object] = {}
+        if home := os.environ.get("STAFFROOM_HOME"):
+            values["data_dir"] = Path(home)
+        if project := os.environ.get("STAFFROOM_PROJECT"):
+            values["project_dir"] = Path(project)
+        if model := os.environ.get("STAFFROOM_MODEL"):
+            values["default_model"] = ModelSpec.model_validate(model)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.model_validate(values)
