@@ -1,0 +1,5 @@
+"""``python -m framework`` is the ``staffroom`` command."""
+
+from framework.surfaces.cli import main
+
+main()

@@ -1,0 +1,217 @@
+"""The room as a LangGraph ``StateGraph``: enter -> route -> turn -> (human) -> route ... -> end.
+
+``route`` decides who speaks: the SOP's steps first, then @mentions (made during the SOP,
+they are served once it completes), then a selector. ``turn`` runs one employee turn.
+``human`` pauses the room with ``interrupt`` until a person posts. Every node writes its
+events with deterministic ids, so a node that re-runs after a crash adds nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
+
+from framework.runtime.deps import RoomDeps
+from framework.runtime.routing import is_stop, parse_mentions
+from framework.runtime.selectors import select_speaker
+from framework.runtime.state import RoomState
+from framework.runtime.turn import run_turn
+from framework.sessions.events import EventKind, new_event_id
+
+RoomGraph = CompiledStateGraph[RoomState, RoomDeps, RoomState, RoomState]
+
+
+def _epoch(deps: RoomDeps) -> str:
+    # Reuse the epoch of an entry event that is the log's last line: that entry was written
+    # by an enter node that crashed before its checkpoint. Otherwise start a fresh epoch, so
+    # a room whose checkpoint was lost never collides with its old event ids.
+    last = deps.log.tail(1)
+    if last and last[0].kind == EventKind.PLAN and last[0].meta.get("entry"):
+        return str(last[0].meta["epoch"])
+    return new_event_id()[-10:].lower()
+
+
+async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
+    """Room entry: record the announcement (SOP slot filled) and snapshot the SOP steps."""
+    if state.get("entered"):
+        return {}
+    deps = runtime.context
+    plan = deps.plan
+    epoch = _epoch(deps)
+    content = {
+        "scenario": plan.scenario.id,
+        "title": plan.scenario.title,
+        "announcement": plan.announcement,
+        "sop": plan.sop_ref,
+        "participants": list(plan.scenario.participants),
+        "humans": list(plan.scenario.humans),
+    }
+    meta = {"entry": True, "epoch": epoch, "sop": plan.sop_ref}
+    deps.emit(
+        runtime.stream_writer, EventKind.PLAN, "system", content, id=f"{epoch}-entry", meta=meta
+    )
+    steps = [s.to_state() for s in plan.steps]
+    return {
+        "epoch": epoch,
+        "entered": True,
+        "scenario": plan.scenario.id,
+        "sop": plan.sop_ref,
+        "steps": steps,
+        "step": 0,
+        "phase": "sop" if steps else "open",
+        "turns": 0,
+        "run_turns": 0,
+        "queue": [],
+        "deferred": [],
+        "consumed": [],
+        "last_speaker": None,
+    }
+
+
+def _finish(
+    state: Mapping[str, Any], deps: RoomDeps, writer: Any, reason: str, id_suffix: str
+) -> Command[Any]:
+    content = {
+        "reason": reason,
+        "sop": state.get("sop"),
+        "steps_done": state.get("step", 0),
+        "steps_total": len(state.get("steps", [])),
+        "turns": state.get("turns", 0),
+    }
+    deps.emit(
+        writer,
+        EventKind.OUTCOME,
+        "system",
+        content,
+        id=f"{state['epoch']}-{id_suffix}",
+        meta={"sop": state.get("sop")},
+    )
+    update = {"phase": "open", "queue": [], "deferred": [], "inbox": [], "stop_reason": reason}
+    return Command(goto=END, update=update)
+
+
+async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+    """Pick the next speaker, wait, or end."""
+    deps, writer = runtime.context, runtime.stream_writer
+    settings = deps.plan.scenario.settings
+    phase, queue, deferred = state["phase"], list(state["queue"]), list(state["deferred"])
+    consumed, run_turns = list(state["consumed"]), state["run_turns"]
+    update: dict[str, Any] = {"inbox": []}
+    for msg in state.get("inbox") or []:
+        if msg["id"] in consumed:
+            continue  # a redelivered message was already routed
+        consumed = [*consumed, msg["id"]][-50:]
+        run_turns = 0
+        if is_stop(msg["content"], settings.stop_words):
+            return _finish({**state, **update}, deps, writer, "stop_word", f"stop-{msg['id']}")
+        picks = [
+            {"employee": e, "why": "mention", "step": None}
+            for e in parse_mentions(msg["content"], deps.plan.employees)
+        ]
+        if phase == "sop":
+            deferred += [p for p in picks if p not in deferred]
+        elif picks:
+            queue += picks
+        elif len(deps.plan.employees) == 1:
+            # A DM (or a one-employee room): nobody to choose between.
+            queue.append(
+                {"employee": next(iter(deps.plan.employees)), "why": "direct", "step": None}
+            )
+        else:
+            chosen, note = await select_speaker(
+                deps, last_speaker=state.get("last_speaker"), last_text=msg["content"]
+            )
+            queue.append({"employee": chosen, "why": "selector", "step": None, "note": note})
+    update.update(consumed=consumed, run_turns=run_turns, queue=queue, deferred=deferred)
+    merged = {**state, **update}
+    if run_turns >= settings.max_turns:
+        return _finish(merged, deps, writer, "max_turns", f"t{state['turns']:04d}-max")
+    if not queue and phase == "sop" and state["step"] < len(state["steps"]):
+        step = state["steps"][state["step"]]
+        deps.emit(
+            writer,
+            EventKind.SOP_STEP,
+            "system",
+            step,
+            id=f"{state['epoch']}-t{state['turns']:04d}-step",
+            meta={"sop": state.get("sop"), "step": step["n"]},
+        )
+        queue = [
+            {"employee": e, "why": "sop_step", "step": state["step"]} for e in step["speakers"]
+        ]
+    elif not queue and phase == "sop":
+        update["phase"] = phase = "wrapup"
+        queue, update["deferred"] = deferred, []
+    if queue:
+        update.update(current=queue[0], queue=queue[1:])
+        return Command(goto="turn", update=update)
+    if phase == "wrapup":
+        return _finish(merged, deps, writer, "sop_complete", "sop-complete")
+    return Command(goto=END, update=update)
+
+
+async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+    """One employee turn, then back to routing (or to a human when the step waits)."""
+    deps = runtime.context
+    pick = state["current"] or {}
+    is_step = pick.get("why") == "sop_step"
+    step = state["steps"][pick["step"]] if is_step else None
+    turns = state["turns"]
+    result = await run_turn(
+        deps, runtime.stream_writer, pick=pick, step=step, prefix=f"{state['epoch']}-t{turns:04d}"
+    )
+    update: dict[str, Any] = {
+        "turns": turns + 1,
+        "run_turns": state["run_turns"] + 1,
+        "last_speaker": pick["employee"],
+        "current": None,
+        "last_error": not result.ok,
+    }
+    if not result.ok and is_step:
+        # Retry the step once a person has seen the error and answered.
+        update["queue"] = [pick, *state["queue"]]
+        return Command(goto="human", update=update)
+    if is_step and step is not None and not state["queue"]:
+        update["step"] = pick["step"] + 1
+        if step["waits_for_input"]:
+            return Command(goto="human", update=update)
+    return Command(goto="route", update=update)
+
+
+async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+    """Pause until a person posts; the posted message becomes the next input."""
+    deps = runtime.context
+    reason = "model_error" if state.get("last_error") else "waits_for_input"
+    steps, done = state["steps"], state["step"]
+    payload = {
+        "waiting_for": list(deps.plan.scenario.humans),
+        "reason": reason,
+        "after_step": steps[done - 1]["n"] if done and steps else None,
+    }
+    deps.emit(
+        runtime.stream_writer,
+        EventKind.WAIT,
+        "system",
+        payload,
+        id=f"{state['epoch']}-t{state['turns']:04d}-wait",
+    )
+    message = interrupt(payload)
+    return Command(goto="route", update={"inbox": [message], "last_error": False})
+
+
+def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> RoomGraph:
+    """Compile the room graph (the same for every room; rooms differ by their context)."""
+    builder = StateGraph(RoomState, context_schema=RoomDeps)
+    builder.add_node("enter", enter)
+    builder.add_node("route", route, destinations=("turn", END))
+    builder.add_node("turn", turn, destinations=("route", "human"))
+    builder.add_node("human", human, destinations=("route",))
+    builder.add_edge(START, "enter")
+    builder.add_edge("enter", "route")
+    return builder.compile(checkpointer=checkpointer)

@@ -1,0 +1,108 @@
+"""Compile a scenario into a room plan, validating everything before any model is called.
+
+The plan holds the participants' cards, the rendered announcement (its ``sop`` slot filled
+with the best SOP version) and the SOP's steps resolved to employee ids. A plan is plain data;
+the room stores a snapshot of its steps in the checkpoint so a resumed room keeps the SOP
+version it started with even if the library changes meanwhile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from framework.errors import ScenarioError
+from framework.language import language_of
+from framework.specs.catalog import Catalog
+from framework.specs.employee import EmployeeCard
+from framework.specs.scenario import Scenario
+from framework.specs.sop_card import SopCard
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    """One SOP step with its speakers resolved to employee ids."""
+
+    n: int
+    speakers: list[str]
+    do: str
+    tools: list[str] = field(default_factory=list)
+    fallback: str | None = None
+    waits_for_input: bool = False
+
+    def to_state(self) -> dict[str, Any]:
+        """Plain dict for the checkpoint."""
+        return {
+            "n": self.n,
+            "speakers": list(self.speakers),
+            "do": self.do,
+            "tools": list(self.tools),
+            "fallback": self.fallback,
+            "waits_for_input": self.waits_for_input,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RoomPlan:
+    """Everything a room needs to run, checked up front."""
+
+    scenario: Scenario
+    employees: dict[str, EmployeeCard]
+    announcement: str
+    sop: SopCard | None
+    steps: list[PlanStep]
+
+    @property
+    def sop_ref(self) -> str | None:
+        """``id@version`` of the SOP driving the room, if any."""
+        return f"{self.sop.id}@{self.sop.version}" if self.sop else None
+
+
+def compile_plan(scenario: Scenario, catalog: Catalog) -> RoomPlan:
+    """Cross-check ``scenario`` against the catalog and fill its announcement's SOP slot."""
+    catalog.check_scenario(scenario)
+    employees = {eid: catalog.employee(eid) for eid in scenario.participants}
+    chosen: list[SopCard] = []
+
+    def best_sop(sop_id: str) -> str:
+        card = catalog.sops.best(sop_id)
+        chosen.append(card)
+        return card.render_text(language_of(scenario.announcement.text))
+
+    text = scenario.announcement.text
+    if scenario.announcement.sop:
+        env = SandboxedEnvironment(undefined=jinja2.StrictUndefined)
+        try:
+            slot = env.from_string(scenario.announcement.sop).render(best_sop=best_sop)
+        except jinja2.TemplateError as exc:
+            raise ScenarioError(
+                f"the announcement's sop slot does not render: {exc}",
+                file=scenario.source,
+                field="announcement.sop",
+                fix="write e.g. \"{{ best_sop('tech-article') }}\" with an existing SOP id",
+            ) from exc
+        text = f"{text}\n\n{slot}".strip()
+    # The first SOP the slot names drives the room; others are only shown.
+    sop = chosen[0] if chosen else None
+    steps = _resolve_steps(scenario, sop, catalog) if sop else []
+    return RoomPlan(scenario, employees, text, sop, steps)
+
+
+def _resolve_steps(scenario: Scenario, sop: SopCard, catalog: Catalog) -> list[PlanStep]:
+    steps: list[PlanStep] = []
+    for n, step in enumerate(sop.steps, start=1):
+        names = step.speaker if isinstance(step.speaker, list) else [step.speaker]
+        steps.append(
+            PlanStep(
+                n=n,
+                speakers=[catalog.resolve_speaker(scenario, name) for name in names],
+                do=step.do,
+                tools=list(step.tools),
+                fallback=step.fallback,
+                waits_for_input=step.waits_for_input,
+            )
+        )
+    return steps

@@ -1,0 +1,172 @@
+"""Room and DM handles: post a message, iterate the events it causes.
+
+A handle delegates: the graph (``runtime/graph.py``) decides and runs turns, the JSONL log
+(``sessions/jsonl_log.py``) stores what happened. One run at a time per room: an asyncio lock
+inside the process and a file lock across processes, so two processes never drive one room
+at once (either may still append to its history).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import AsyncFileLock
+from filelock import Timeout as LockTimeout
+from langgraph.types import Command
+
+from framework.errors import InputError, RoomBusyError
+from framework.runtime.deps import RoomDeps
+from framework.runtime.graph import RoomGraph
+from framework.sessions.events import Event, EventKind, make_event
+
+
+@dataclass(frozen=True, slots=True)
+class RoomStatus:
+    """Where a room stands between runs."""
+
+    entered: bool
+    phase: str | None
+    """``sop`` while following its SOP, ``open`` after it (free chat), None before entry."""
+    waiting: bool
+    """True when the room is paused for human input."""
+    waiting_for: list[str]
+    step: int
+    steps_total: int
+    turns: int
+    sop: str | None
+    stop_reason: str | None
+
+
+class Room:
+    """A group (or one-to-one) conversation bound to a scenario. Get one from ``Staffroom``."""
+
+    def __init__(self, deps: RoomDeps, graph: RoomGraph, lock_path: Path) -> None:
+        self.deps = deps
+        self._graph = graph
+        self._config: Any = {"configurable": {"thread_id": str(deps.key)}}
+        self._local_lock = asyncio.Lock()
+        self._file_lock = AsyncFileLock(str(lock_path), thread_local=False)
+
+    @property
+    def key(self) -> str:
+        """Session key, e.g. ``room:launch-42`` or ``dm:alice@pm``."""
+        return str(self.deps.key)
+
+    @property
+    def scenario_id(self) -> str:
+        """The scenario this room runs."""
+        return self.deps.plan.scenario.id
+
+    def history(self, last: int | None = None) -> list[Event]:
+        """Events of this session (the last ``last`` ones, read from the end of the file)."""
+        return self.deps.log.tail(last) if last is not None else self.deps.log.read_all()
+
+    async def status(self) -> RoomStatus:
+        """The room's control state from its checkpoint."""
+        snap = await self._graph.aget_state(self._config)
+        values: dict[str, Any] = dict(snap.values or {})
+        waiting = bool(snap.interrupts)
+        return RoomStatus(
+            entered=bool(values.get("entered")),
+            phase=values.get("phase"),
+            waiting=waiting,
+            waiting_for=list(self.deps.plan.scenario.humans) if waiting else [],
+            step=int(values.get("step", 0)),
+            steps_total=len(values.get("steps", [])),
+            turns=int(values.get("turns", 0)),
+            sop=values.get("sop"),
+            stop_reason=values.get("stop_reason"),
+        )
+
+    async def start(self) -> AsyncIterator[Event]:
+        """Enter the room (or continue a run a crashed process left) until it waits or ends."""
+        async with self._running():
+            async for event in self._drive(None):
+                yield event
+
+    async def post(
+        self, text: str, *, author: str | None = None, message_id: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Post a human message and yield it and every event it causes, as they happen.
+
+        ``message_id`` lets a chat-bot platform's own id make redelivery harmless: a message
+        whose id is already in the history is not stored or answered again.
+        """
+        humans = self.deps.plan.scenario.humans
+        who = author or humans[0]
+        if not text.strip():
+            raise InputError(
+                "a message needs some text", field="text", fix="post a non-empty message"
+            )
+        async with self._running():
+            event = make_event(
+                self.key, EventKind.MESSAGE, who, text, id=message_id, meta={"human": True}
+            )
+            if self.deps.log.append(event):
+                self.deps.log.sync()
+                yield event
+            elif await self._already_routed(event.id):
+                return
+            async for produced in self._drive({"id": event.id, "author": who, "content": text}):
+                yield produced
+
+    async def _already_routed(self, message_id: str) -> bool:
+        snap = await self._graph.aget_state(self._config)
+        return message_id in (snap.values or {}).get("consumed", [])
+
+    async def _drive(self, message: dict[str, Any] | None) -> AsyncIterator[Event]:
+        snap = await self._graph.aget_state(self._config)
+        if snap.values and snap.values.get("scenario") not in (None, self.scenario_id):
+            raise InputError(
+                f"session {self.key} was created from scenario '{snap.values['scenario']}'",
+                field="scenario",
+                fix=f"open it with scenario '{snap.values['scenario']}', or use another room id",
+            )
+        if snap.next and not snap.interrupts:
+            # A process died mid-run: finish that run from its last checkpoint first.
+            async for event in self._stream(None):
+                yield event
+            snap = await self._graph.aget_state(self._config)
+        if message is None:
+            if not snap.values:
+                async for event in self._stream({"inbox": []}):
+                    yield event
+            return
+        payload: Any = Command(resume=message) if snap.interrupts else {"inbox": [message]}
+        async for event in self._stream(payload):
+            yield event
+
+    async def _stream(self, payload: Any) -> AsyncIterator[Event]:
+        async for item in self._graph.astream(
+            payload, self._config, context=self.deps, stream_mode="custom"
+        ):
+            if isinstance(item, Event):
+                yield item
+
+    def _running(self) -> _RunLock:
+        return _RunLock(self)
+
+
+class _RunLock:
+    """Hold the room's in-process and inter-process run locks."""
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+
+    async def __aenter__(self) -> None:
+        await self.room._local_lock.acquire()
+        try:
+            await self.room._file_lock.acquire(timeout=self.room.deps.settings.run_lock_timeout)
+        except LockTimeout as exc:
+            self.room._local_lock.release()
+            raise RoomBusyError(
+                f"room {self.room.key} is being run by another process; try again when it is done"
+            ) from exc
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.room._file_lock.release()
+        self.room._local_lock.release()

@@ -1,0 +1,176 @@
+"""The composition root: open a data folder, get Rooms and DMs.
+
+Everything hangs off one :class:`Staffroom`; nothing runs at import and there is no global
+state, so several can live in one process (tests open one per temporary folder).
+
+    async with await Staffroom.open(".staffroom") as staff:
+        room = await staff.room("launch-42", "tech-article")
+        async for event in room.start():
+            print(event.author, event.text)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import aiosqlite
+from langchain_core.language_models.chat_models import BaseChatModel
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from framework.errors import StorageError
+from framework.models.factory import ModelFactory, build_model, model_label
+from framework.prompts.context import system_prompt
+from framework.prompts.environment import PromptRenderer
+from framework.runtime.deps import RoomDeps
+from framework.runtime.graph import RoomGraph, build_graph
+from framework.runtime.plan import RoomPlan, compile_plan
+from framework.runtime.room import Room
+from framework.runtime.tools import workspace_tools
+from framework.sessions.keys import Channel, SessionKey
+from framework.sessions.store import SessionStore
+from framework.settings import Settings
+from framework.specs.catalog import Catalog
+from framework.specs.model_spec import ModelSpec
+from framework.specs.scenario import Scenario
+
+
+class Staffroom:
+    """A data folder plus a project (agents, scenarios, SOPs): the handle embedders hold."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        catalog: Catalog,
+        saver: AsyncSqliteSaver,
+        conn: aiosqlite.Connection,
+        model_factory: ModelFactory | None,
+    ) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.sessions = SessionStore(
+            settings.data_dir, durability=settings.durability, lock=settings.lock
+        )
+        self._saver = saver
+        self._conn = conn
+        self._graph: RoomGraph = build_graph(saver)
+        self._model_factory = model_factory
+        self._renderer = PromptRenderer()
+        self._rooms: dict[str, Room] = {}
+
+    @classmethod
+    async def open(
+        cls,
+        data_dir: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        project_dir: str | Path | None = None,
+        model_factory: ModelFactory | None = None,
+    ) -> Staffroom:
+        """Open (creating if needed) the data folder; load the project's cards and scenarios.
+
+        ``model_factory`` lets an embedder hand any LangChain chat model to any employee.
+        """
+        settings = settings or Settings.from_env()
+        if data_dir is not None:
+            settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+        if project_dir is not None:
+            settings = settings.model_copy(update={"project_dir": Path(project_dir)})
+        project = settings.project_dir
+        catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
+        try:
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            conn = await aiosqlite.connect(settings.data_dir / "checkpoints.sqlite")
+        except (OSError, aiosqlite.Error) as exc:
+            raise StorageError(f"cannot open the data folder {settings.data_dir}: {exc}") from exc
+        saver = AsyncSqliteSaver(conn)
+        await saver.setup()
+        return cls(settings, catalog, saver, conn, model_factory)
+
+    async def close(self) -> None:
+        """Close the checkpoint database and session files."""
+        self.sessions.close()
+        await self._conn.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def room(self, room_id: str, scenario: str | Path | Scenario) -> Room:
+        """The Room ``room_id`` running ``scenario`` (an id, a YAML path, or a Scenario)."""
+        key = SessionKey(Channel.ROOM, room_id)
+        spec = scenario if isinstance(scenario, Scenario) else self.catalog.scenario(scenario)
+        return self._room(key, compile_plan(spec, self._catalog_for(spec)))
+
+    def _catalog_for(self, scenario: Scenario) -> Catalog:
+        # A scenario file from another project runs against that project's agents and SOPs
+        # (where it has them), so a user's own scenario needs no change to ours.
+        if scenario.source.is_file():
+            return Catalog.for_scenario_file(scenario.source, fallback=self.catalog)
+        return self.catalog
+
+    async def dm(self, employee: str, user: str) -> Room:
+        """A one-to-one chat of ``user`` with ``employee``: session ``dm:{user}@{employee}``."""
+        card = self.catalog.employee(employee)
+        scenario = Scenario.model_validate(
+            {
+                "id": f"dm-{card.id}",
+                "title": f"DM with {card.display_name}",
+                "participants": [card.id],
+                "humans": [user],
+                "announcement": {"text": ""},
+            }
+        )
+        key = SessionKey(Channel.DM, f"{user}@{card.id}")
+        return self._room(key, compile_plan(scenario, self.catalog))
+
+    def _room(self, key: SessionKey, plan: RoomPlan) -> Room:
+        cached = self._rooms.get(str(key))
+        if cached is not None and cached.scenario_id == plan.scenario.id:
+            return cached
+        workspace = self.sessions.workspace(key)
+        models: dict[str, BaseChatModel] = {}
+        labels: dict[str, str] = {}
+        for eid, card in plan.employees.items():
+            spec = plan.scenario.settings.model or card.model or self.settings.default_model
+            models[eid] = self._model(spec, eid)
+            labels[eid] = model_label(models[eid], spec)
+        selector_spec = plan.scenario.settings.selector_model
+        selector = self._model(selector_spec, "selector") if selector_spec else None
+        if selector is None and plan.scenario.settings.selector == "model":
+            selector = self._model(self.settings.default_model, "selector")
+        deps = RoomDeps(
+            key=key,
+            plan=plan,
+            log=self.sessions.log(key),
+            workspace=workspace,
+            tools=workspace_tools(workspace),
+            models=models,
+            model_labels=labels,
+            selector_model=selector,
+            renderer=self._renderer,
+            settings=self.settings,
+        )
+        for eid in plan.employees:
+            # Render each prompt once now: a broken template fails here, not mid-run.
+            system_prompt(deps, employee=eid, why="selector", step=None)
+        lock_dir = self.settings.data_dir / "locks"
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        room = Room(deps, self._graph, lock_dir / f"{key}.lock")
+        self._rooms[str(key)] = room
+        return room
+
+    def _model(self, spec: ModelSpec, employee: str) -> BaseChatModel:
+        if self._model_factory is not None:
+            model = self._model_factory(spec, employee)
+            if model is not None:
+                return model
+        return build_model(spec, allow_network=self.settings.allow_network)

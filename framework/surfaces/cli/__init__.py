@@ -1,0 +1,122 @@
+"""The ``staffroom`` command line. Sync only here: one ``asyncio.run`` per command."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from framework.errors import InputError, StaffroomError
+from framework.settings import Settings
+from framework.surfaces.cli import run as run_cmds
+from framework.surfaces.cli import validate as validate_cmds
+
+app = typer.Typer(
+    help="Staffroom: digital employees in DMs and group Rooms, driven by versioned SOPs.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+# soft_wrap: piped output keeps one line per event (greppable); terminals wrap as usual.
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data folder (default: $STAFFROOM_HOME or ./.staffroom)."),
+]
+Project = Annotated[
+    Path | None,
+    typer.Option("--project", help="Folder with agents/, scenarios/, sop_library/ (default: .)."),
+]
+
+
+def _settings(data_dir: Path | None, project: Path | None) -> Settings:
+    return Settings.from_env(data_dir=data_dir, project_dir=project)
+
+
+@app.command()
+def run(
+    scenario: Annotated[
+        str, typer.Argument(help="Scenario id (from scenarios/) or path to a scenario YAML.")
+    ],
+    room: Annotated[
+        str | None, typer.Option("--room", help="Room id; reuse one to resume it.")
+    ] = None,
+    script: Annotated[
+        Path | None,
+        typer.Option("--script", help="Lines people post when the room waits ('author: text')."),
+    ] = None,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", help="Ask on the terminal when the room waits.")
+    ] = False,
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """Run a scenario room and show the transcript live."""
+    asyncio.run(
+        run_cmds.run_scenario(
+            _settings(data_dir, project), scenario, room, script, interactive, console
+        )
+    )
+
+
+@app.command()
+def dm(
+    employee: Annotated[str, typer.Argument(help="Employee id, e.g. pm.")],
+    user: Annotated[str, typer.Option("--user", help="Who you are in this chat.")] = "user",
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """Chat one to one with an employee (reads stdin lines when not a terminal)."""
+    asyncio.run(run_cmds.run_dm(_settings(data_dir, project), employee, user, console))
+
+
+@app.command()
+def history(
+    session: Annotated[
+        str, typer.Argument(help="Session key, e.g. room:launch-42 or dm:alice@pm.")
+    ],
+    last: Annotated[int | None, typer.Option("--last", help="Only the last N events.")] = None,
+    raw: Annotated[bool, typer.Option("--json", help="Print the raw JSONL lines.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Print a session's history."""
+    raise typer.Exit(run_cmds.show_history(_settings(data_dir, None), session, last, raw, console))
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to check.")],
+    project: Project = None,
+) -> None:
+    """Check scenario, employee and SOP files; print every problem with file:line and a fix."""
+    raise typer.Exit(validate_cmds.validate(paths, _settings(None, project).project_dir, console))
+
+
+@app.command()
+def schema(
+    kind: Annotated[
+        str | None, typer.Argument(help="employee, scenario or sop_card (default: all).")
+    ] = None,
+) -> None:
+    """Print JSON Schema for editors."""
+    raise typer.Exit(validate_cmds.print_schema(kind, console))
+
+
+def main() -> None:
+    """Console entry point: user mistakes print a clear message (exit 2), never a traceback."""
+    try:
+        app()
+    except InputError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(exc.render())}", highlight=False)
+        raise SystemExit(2) from None
+    except StaffroomError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None

@@ -1,0 +1,84 @@
+"""Rich rendering of transcripts: who speaks, under which SOP step, and a 'simulated' badge."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+
+from framework.sessions.events import Event, EventKind
+
+_WHY = {"sop_step": "SOP step", "mention": "@mention", "selector": "selector", "direct": "DM"}
+
+
+def _short(value: object, limit: int = 40) -> str:
+    text = " ".join(str(value).split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _badge(event: Event) -> str:
+    model = event.meta.get("model")
+    if model == "simulated":
+        return " [black on yellow] simulated [/]"
+    return f" [dim]{escape(str(model))}[/]" if model else ""
+
+
+def render_event(console: Console, event: Event, names: dict[str, str] | None = None) -> None:
+    """Print one event as a transcript line."""
+    names = names or {}
+    who = escape(names.get(event.author, event.author))
+    kind = event.kind
+    if kind == EventKind.PLAN and event.meta.get("entry"):
+        if not (isinstance(event.content, dict) and event.content.get("announcement")):
+            return  # a DM has no announcement to show
+        body = (
+            event.content.get("announcement", "") if isinstance(event.content, dict) else event.text
+        )
+        title = event.content.get("title", "") if isinstance(event.content, dict) else ""
+        sop = event.meta.get("sop") or "no SOP"
+        console.print(
+            Panel(escape(body), title=f"{escape(title)} · {escape(sop)}", border_style="cyan")
+        )
+    elif kind == EventKind.SOP_STEP:
+        c = event.content
+        speakers = ", ".join(c.get("speakers", []))
+        console.print(
+            f"[bold cyan]── step {c.get('n')}: {escape(str(c.get('do')))} ({escape(speakers)})[/]"
+        )
+    elif kind == EventKind.MESSAGE:
+        if event.meta.get("human"):
+            console.print(f"[bold green]{who}[/] [dim](human)[/]: {escape(event.text)}")
+        else:
+            why = _WHY.get(str(event.meta.get("why")), str(event.meta.get("why", "")))
+            step = event.meta.get("step")
+            reason = f"{why} {step}" if step is not None else why
+            note = f", {escape(str(event.meta['note']))}" if event.meta.get("note") else ""
+            head = f"[bold magenta]{who}[/] [dim]({escape(reason)}{note})[/]{_badge(event)}"
+            console.print(f"{head}: {escape(event.text)}")
+    elif kind == EventKind.TOOL_CALL:
+        c = event.content
+        args = ", ".join(f"{k}={_short(v)}" for k, v in (c.get("args") or {}).items())
+        console.print(f"  [dim]{who} → {escape(str(c.get('name')))}({escape(args)})[/]")
+    elif kind == EventKind.TOOL_RESULT:
+        c = event.content
+        mark = "ok" if c.get("ok") else "failed"
+        console.print(
+            f"  [dim]← {escape(str(c.get('name')))} {mark}: {escape(str(c.get('output')))[:160]}[/]"
+        )
+    elif kind == EventKind.ERROR:
+        c = event.content if isinstance(event.content, dict) else {"detail": event.text}
+        error, detail = escape(str(c.get("error", "error"))), escape(str(c.get("detail", "")))
+        console.print(f"[bold red]! {who}: {error}[/] {detail}")
+    elif kind == EventKind.WAIT:
+        waiting = escape(", ".join(event.content.get("waiting_for", [])))
+        reason = escape(str(event.content.get("reason")))
+        console.print(f"[yellow]… waiting for {waiting} ({reason})[/]")
+    elif kind == EventKind.OUTCOME:
+        c = event.content
+        console.print(
+            f"[bold blue]■ ended: {escape(str(c.get('reason')))}[/] "
+            f"(steps {c.get('steps_done')}/{c.get('steps_total')}, turns {c.get('turns')}, "
+            f"sop {escape(str(c.get('sop')))})"
+        )
+    else:
+        console.print(f"[dim]{kind} {who}: {escape(event.text)}[/]")

@@ -1,0 +1,162 @@
+"""``staffroom run``, ``dm`` and ``history``: the transcript surfaces."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from framework.runtime.room import Room
+from framework.sessions.keys import SessionKey
+from framework.sessions.store import SessionStore
+from framework.settings import Settings
+from framework.staffroom import Staffroom
+from framework.surfaces.cli.render import render_event
+
+SIMULATED_NOTE = (
+    "[black on yellow] simulated [/] replies come from the offline simulator, "
+    "a deterministic test double (not a real model)"
+)
+
+
+def _names(room: Room) -> dict[str, str]:
+    return {eid: card.display_name for eid, card in room.deps.plan.employees.items()}
+
+
+def parse_script_line(line: str, humans: list[str]) -> tuple[str, str] | None:
+    """``"author: text"`` (author one of the humans) or plain text by the first human."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    for sep in (":", "："):
+        head, found, rest = text.partition(sep)
+        if found and head.strip() in humans and rest.strip():
+            return head.strip(), rest.strip()
+    return humans[0], text
+
+
+def _script_lines(script: Path | None) -> Iterator[str]:
+    if script is None:
+        return iter(())
+    return iter(script.read_text(encoding="utf-8").splitlines())
+
+
+async def _post(console: Console, room: Room, author: str, text: str) -> None:
+    names = _names(room)
+    async for event in room.post(text, author=author):
+        render_event(console, event, names)
+
+
+def _next_line(
+    lines: Iterator[str], humans: list[str], interactive: bool, console: Console
+) -> tuple[str, str] | None:
+    for line in lines:
+        parsed = parse_script_line(line, humans)
+        if parsed:
+            return parsed
+    if not interactive:
+        return None
+    try:
+        line = console.input(f"[bold green]{humans[0]}>[/] ")
+    except EOFError:
+        return None
+    return parse_script_line(line, humans)
+
+
+def _uses_simulator(room: Room) -> bool:
+    return "simulated" in room.deps.model_labels.values()
+
+
+async def run_scenario(
+    settings: Settings,
+    scenario: str,
+    room_id: str | None,
+    script: Path | None,
+    interactive: bool,
+    console: Console,
+) -> None:
+    """Run (or resume) a scenario room, feeding script lines when it waits for people."""
+    async with await Staffroom.open(settings=settings) as staff:
+        spec = staff.catalog.scenario(scenario)
+        room_id = room_id or f"{spec.id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+        room = await staff.room(room_id, spec)
+        console.print(f"[bold]room[/] {room.key} · scenario {spec.id} · data {settings.data_dir}")
+        if _uses_simulator(room):
+            console.print(SIMULATED_NOTE)
+        names = _names(room)
+        async for event in room.start():
+            render_event(console, event, names)
+        lines = _script_lines(script)
+        humans = list(spec.humans)
+        while True:
+            status = await room.status()
+            nxt = _next_line(lines, humans, interactive, console)
+            if nxt is None:
+                if status.waiting:
+                    console.print(
+                        f"[yellow]room {room.key} is waiting for {', '.join(status.waiting_for)}; "
+                        f"continue with: staffroom run {scenario} --room {room_id} --interactive "
+                        "(or --script FILE)[/]"
+                    )
+                break
+            await _post(console, room, *nxt)
+        key = room.deps.key
+        console.print(
+            f"[dim]history {staff.sessions.log_path(key)} · "
+            f"workspace {staff.sessions.workspace(key).root} · "
+            f"checkpoint {settings.data_dir / 'checkpoints.sqlite'}[/]"
+        )
+
+
+async def run_dm(settings: Settings, employee: str, user: str, console: Console) -> None:
+    """Chat one to one; lines come from stdin when it is not a terminal."""
+    async with await Staffroom.open(settings=settings) as staff:
+        room = await staff.dm(employee, user)
+        console.print(f"[bold]dm[/] {room.key}")
+        if _uses_simulator(room):
+            console.print(SIMULATED_NOTE)
+        interactive = sys.stdin.isatty()
+        while True:
+            if interactive:
+                try:
+                    line = console.input(f"[bold green]{user}>[/] ")
+                except EOFError:
+                    break
+            else:
+                raw = sys.stdin.readline()
+                if not raw:
+                    break
+                line = raw
+            if line.strip() in ("/quit", "/exit"):
+                break
+            if line.strip():
+                await _post(console, room, user, line.strip())
+
+
+def show_history(
+    settings: Settings, session: str, last: int | None, raw: bool, console: Console
+) -> int:
+    """Print a session's events; report unreadable lines (file and line) without losing them."""
+    key = SessionKey.parse(session)
+    store = SessionStore(settings.data_dir)
+    path = store.log_path(key)
+    if not path.exists():
+        known = ", ".join(str(k) for k in store.list_sessions()) or "none yet"
+        console.print(
+            f"[red]no session {key} in {settings.data_dir / 'sessions'}[/] (known: {known})"
+        )
+        return 2
+    log = store.log(key)
+    events = log.tail(last) if last else log.read_all()
+    for event in events:
+        if raw:
+            sys.stdout.write(event.to_json() + "\n")  # exact JSONL, unwrapped
+        else:
+            render_event(console, event)
+    for problem in log.problems:
+        console.print(f"[yellow]warning: {problem}[/]")
+    store.close()
+    return 0
