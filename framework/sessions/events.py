@@ -1,0 +1,138 @@
+"""Session events: one JSON object per JSONL line.
+
+Every line starts with ``{"id": "...`` so the log can index ids without a full JSON parse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+
+class EventKind(StrEnum):
+    """What an event records."""
+
+    MESSAGE = "message"
+    """A human's or an employee's chat message."""
+    TOOL_CALL = "tool_call"
+    """An employee asked to run a tool (content: ``{"name", "args", "call_id"}``)."""
+    TOOL_RESULT = "tool_result"
+    """What a tool returned (content: ``{"name", "call_id", "ok", "output"}``)."""
+    PLAN = "plan"
+    """The room's plan: announcement at entry, chosen SOP, routing notes."""
+    SOP_STEP = "sop_step"
+    """An SOP step started (content: step number, speaker, what to do)."""
+    OUTCOME = "outcome"
+    """How a run ended (reason, turns, steps done)."""
+    ERROR = "error"
+    """A model error, malformed tool call or unknown tool, shown to the model or the user."""
+    WAIT = "wait"
+    """The room paused for human input."""
+    CONSOLIDATION = "consolidation"
+    """Pointer: messages up to ``content.through`` are summarised into HISTORY.md / MEMORY.md."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened in a session. Immutable; written once to the JSONL log."""
+
+    id: str
+    """Unique id. A replayed append of an existing id is skipped."""
+    ts: str
+    """UTC timestamp, ISO 8601 with milliseconds and ``Z``."""
+    session: str
+    """Session key ``{channel}:{chat_id}``."""
+    kind: EventKind
+    author: str
+    """A user name, an employee id, or ``system``."""
+    content: Any
+    """Text for messages; a dict for tool calls, results, plans and outcomes."""
+    text_offsets: list[int] | None = None
+    """For a turn that mixes text and tool calls: where each tool call sat in the text."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Why this happened: ``why`` (sop_step | mention | selector), ``sop``, ``step``, ``model``."""
+
+    def to_json(self) -> str:
+        """Serialise to one JSON line (no newline), ``id`` first."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "ts": self.ts,
+            "session": self.session,
+            "kind": str(self.kind),
+            "author": self.author,
+            "content": self.content,
+        }
+        if self.text_offsets is not None:
+            data["text_offsets"] = self.text_offsets
+        if self.meta:
+            data["meta"] = self.meta
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        """Build from a parsed JSON object; raises ``KeyError``/``ValueError`` when malformed."""
+        offsets = data.get("text_offsets")
+        return cls(
+            id=str(data["id"]),
+            ts=str(data["ts"]),
+            session=str(data["session"]),
+            kind=EventKind(data["kind"]),
+            author=str(data["author"]),
+            content=data["content"],
+            text_offsets=[int(x) for x in offsets] if offsets is not None else None,
+            meta=dict(data.get("meta") or {}),
+        )
+
+    @property
+    def text(self) -> str:
+        """The content as display text."""
+        if isinstance(self.content, str):
+            return self.content
+        return json.dumps(self.content, ensure_ascii=False)
+
+
+def utc_now() -> str:
+    """Current UTC time as ``2026-11-30T09:14:03.512Z``."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_event_id() -> str:
+    """A ULID-like id: 48-bit milliseconds + 80 random bits, Crockford base32, sortable."""
+    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    chars = []
+    for _ in range(26):
+        value, rem = divmod(value, 32)
+        chars.append(_CROCKFORD[rem])
+    return "".join(reversed(chars))
+
+
+def make_event(
+    session: str,
+    kind: EventKind,
+    author: str,
+    content: Any,
+    *,
+    id: str | None = None,
+    meta: dict[str, Any] | None = None,
+    text_offsets: list[int] | None = None,
+) -> Event:
+    """Create an event stamped now, with a fresh id unless one is given."""
+    return Event(
+        id=id or new_event_id(),
+        ts=utc_now(),
+        session=session,
+        kind=kind,
+        author=author,
+        content=content,
+        text_offsets=text_offsets,
+        meta=dict(meta or {}),
+    )

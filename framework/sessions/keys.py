@@ -1,0 +1,76 @@
+"""Session keys: ``{channel}:{chat_id}``, e.g. ``room:launch-42`` or ``dm:alice``.
+
+A key names a session's JSONL log (``sessions/{key}.jsonl``) and its workspace folder, so the
+chat id is validated strictly enough to be safe as part of a file name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from framework.errors import InputError
+
+__all__ = ["Channel", "SessionKey"]
+
+
+class Channel(StrEnum):
+    """Where a conversation happens."""
+
+    DM = "dm"
+    """A direct conversation between one person and one employee."""
+    ROOM = "room"
+    """A group Room: several people and employees, one shared workspace."""
+
+
+# ``\w`` is Unicode-aware in Python 3, so it accepts letters of any script (CJK included),
+# digits and ``_``; the rest of the allowed set is spelled out. No ``/`` or ``:`` can slip in.
+_CHAT_ID = re.compile(r"[\w\-.@]{1,128}")
+_CHAT_ID_FIX = (
+    "use 1-128 letters, digits or - _ . @ (no '/', no '..'), e.g. launch-42 or alice@acme"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """Identifies one session: a DM or a Room. ``str(key)`` is ``channel:chat_id``."""
+
+    channel: Channel
+    chat_id: str
+
+    def __post_init__(self) -> None:
+        # Accept a plain "room"/"dm" string too, but always store the enum.
+        if not isinstance(self.channel, Channel):
+            object.__setattr__(self, "channel", _parse_channel(str(self.channel)))
+        _check_chat_id(self.chat_id)
+
+    @classmethod
+    def parse(cls, text: str) -> SessionKey:
+        """Parse ``"room:launch-42"`` or ``"dm:alice"``; raise ``InputError`` when malformed."""
+        channel, sep, chat_id = text.partition(":")
+        if not sep:
+            raise InputError(
+                f"session key {text!r} has no ':'",
+                field="session",
+                fix="write it as channel:chat_id, e.g. room:launch-42 or dm:alice",
+            )
+        return cls(_parse_channel(channel), chat_id)
+
+    def __str__(self) -> str:
+        return f"{self.channel}:{self.chat_id}"
+
+
+def _parse_channel(text: str) -> Channel:
+    try:
+        return Channel(text)
+    except ValueError:
+        choices = ", ".join(c.value for c in Channel)
+        raise InputError(
+            f"unknown channel {text!r}", field="channel", fix=f"use one of: {choices}"
+        ) from None
+
+
+def _check_chat_id(chat_id: str) -> None:
+    if not isinstance(chat_id, str) or not _CHAT_ID.fullmatch(chat_id) or ".." in chat_id:
+        raise InputError(f"invalid chat id {chat_id!r}", field="chat_id", fix=_CHAT_ID_FIX)

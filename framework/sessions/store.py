@@ -1,0 +1,86 @@
+"""Where sessions live on disk.
+
+::
+
+    data_dir/
+    ├── sessions/room:launch-42.jsonl     the Room's history (one event per line)
+    ├── sessions/room:launch-42.jsonl.torn  unfinished lines moved aside (rare)
+    └── workspaces/room:launch-42/        files shared by everyone in the Room
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from framework.errors import InputError
+from framework.sessions.jsonl_log import Durability, JsonlLog, LockKind
+from framework.sessions.keys import SessionKey
+from framework.sessions.workspace import Workspace
+
+__all__ = ["SessionStore"]
+
+
+class SessionStore:
+    """Hands out each session's log and workspace under one data folder.
+
+    Logs are cached per key so a process keeps one descriptor and one id index per file.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        durability: Durability = "turn",
+        lock: LockKind = "flock",
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.durability: Durability = durability
+        self.lock: LockKind = lock
+        self._logs: dict[SessionKey, JsonlLog] = {}
+        self._guard = threading.Lock()
+
+    def log_path(self, key: SessionKey) -> Path:
+        """``data_dir/sessions/{channel}:{chat_id}.jsonl``."""
+        return self.data_dir / "sessions" / f"{key}.jsonl"
+
+    def log(self, key: SessionKey) -> JsonlLog:
+        """The session's event log (the same object on every call with this key)."""
+        with self._guard:
+            log = self._logs.get(key)
+            if log is None:
+                log = JsonlLog(self.log_path(key), durability=self.durability, lock=self.lock)
+                self._logs[key] = log
+            return log
+
+    def workspace(self, key: SessionKey) -> Workspace:
+        """The session's workspace: one folder per Room (or DM), shared by all its employees."""
+        return Workspace(self.data_dir / "workspaces" / str(key))
+
+    def list_sessions(self) -> list[SessionKey]:
+        """Every session that has a log, sorted by key; files with invalid names are ignored."""
+        folder = self.data_dir / "sessions"
+        if not folder.is_dir():
+            return []
+        keys: list[SessionKey] = []
+        for path in folder.glob("*.jsonl"):
+            try:
+                keys.append(SessionKey.parse(path.name.removesuffix(".jsonl")))
+            except InputError:
+                continue  # not ours (a backup, a hand-made file): never fail a listing on it
+        return sorted(keys, key=str)
+
+    def sync(self) -> None:
+        """``fsync`` every open log (what the runtime does at the end of a turn)."""
+        with self._guard:
+            logs = list(self._logs.values())
+        for log in logs:
+            log.sync()
+
+    def close(self) -> None:
+        """Close every open log; the store can still be used afterwards (logs reopen)."""
+        with self._guard:
+            logs = list(self._logs.values())
+            self._logs.clear()
+        for log in logs:
+            log.close()
