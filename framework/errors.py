@@ -11,6 +11,7 @@
     │   └── UnknownNameError       an id that names nothing (employee, scenario, session)
     ├── WorkspaceEscapeError       a path that would leave the session workspace
     ├── StorageError               the data folder cannot be read or written
+    ├── MemoryCapExceeded          a MEMORY.md write would pass its cap (tells what to merge/drop)
     ├── RoomBusyError              another process is running this room right now
     ├── ModelError                 a chat model failed or is not allowed (e.g. network off)
     └── PromptTemplateError        a jinja2 prompt template failed to render
@@ -90,6 +91,13 @@ class WorkspaceEscapeError(StaffroomError):
 
 class StorageError(StaffroomError):
     """The data folder cannot be read or written as needed."""
+
+
+class MemoryCapExceeded(StaffroomError):
+    """A MEMORY.md write would exceed its character cap; the message says what to merge or drop.
+
+    The memory tool turns it into a failed tool result, so the model can fix it itself.
+    """
 
 
 class RoomBusyError(StaffroomError):

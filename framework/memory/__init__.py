@@ -1,0 +1,1 @@
+"""Memory layers: MEMORY.md, HISTORY.md, consolidation and tool-output governance."""

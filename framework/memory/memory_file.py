@@ -1,0 +1,306 @@
+"""MEMORY.md: what one employee knows about one user, in four sections under a hard cap.
+
+Format (what :meth:`MemoryFile.render` writes; one entry per line)::
+
+    # 用户身份
+    姓名: alice
+    §
+    # 项目上下文
+    项目代号: 数字员工平台
+    §
+    # 个性化偏好
+    偏好语言: English
+    §
+    # 关键事实
+    周五 15:00 与设计团队评审
+
+People edit this file by hand, so reading is lenient: anything odd is read as well as possible
+and reported in :attr:`MemoryDoc.warnings`; the next write stores the cleaned-up form. Writes
+hold an inter-process lock around read-modify-write and replace the file atomically.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from filelock import FileLock, Timeout
+
+from framework.errors import InputError, MemoryCapExceeded, StorageError
+from framework.memory.similarity import Similarity, normalize, normalized_similarity, same_key
+
+__all__ = [
+    "DEFAULT_TITLES",
+    "ENGLISH_TITLES",
+    "SECTION_IDS",
+    "SEPARATOR",
+    "MemoryChange",
+    "MemoryDoc",
+    "MemoryFile",
+    "clean_entry",
+]
+
+SECTION_IDS = ("identity", "project", "preferences", "facts")
+"""Section ids, in file order."""
+DEFAULT_TITLES = dict(
+    zip(SECTION_IDS, ("用户身份", "项目上下文", "个性化偏好", "关键事实"), strict=True)
+)
+ENGLISH_TITLES = dict(
+    zip(SECTION_IDS, ("User identity", "Project context", "Preferences", "Key facts"), strict=True)
+)
+SEPARATOR = "§"
+"""A line holding only this separates sections."""
+
+_LOCK_TIMEOUT = 30.0  # seconds; a write takes milliseconds, so this means a stuck process
+
+
+@dataclass
+class MemoryDoc:
+    """A parsed MEMORY.md: entries per section id, and what was odd about the file."""
+
+    sections: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in SECTION_IDS})
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryChange:
+    """What a write actually did (an ``add`` may turn out a replace, or nothing)."""
+
+    action: Literal["added", "replaced", "removed", "unchanged"]
+    section: str
+    old: str | None
+    new: str | None
+
+
+def clean_entry(entry: str) -> str:
+    """``entry`` as one line (a leading ``#`` would read as a title); empty -> InputError."""
+    text = " ".join(entry.split()).lstrip("#").strip()
+    if not text or text == SEPARATOR:
+        raise InputError("a memory entry must be a non-empty line of text")
+    return text
+
+
+class MemoryFile:
+    """One MEMORY.md (one employee x one user) at ``path``, capped at ``cap`` characters."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        cap: int = 4000,
+        titles: Mapping[str, str] | None = None,
+        similarity: Similarity = normalized_similarity,
+        threshold: float = 0.8,
+    ) -> None:
+        unknown = set(titles or {}) - set(SECTION_IDS)
+        if unknown:
+            raise InputError(f"unknown section ids in titles: {sorted(unknown)}; use {SECTION_IDS}")
+        self.path = Path(path)
+        self.cap = cap
+        self.titles = {**DEFAULT_TITLES, **(titles or {})}
+        self.similarity = similarity
+        self.threshold = threshold
+        self._lock = FileLock(f"{self.path}.lock", timeout=_LOCK_TIMEOUT)
+        # Titles in either language or the bare id are recognised, so switching the configured
+        # language (or a hand-edit) loses nothing; the configured titles win on a clash.
+        self._aliases: dict[str, str] = {}
+        for names in ({s: s for s in SECTION_IDS}, ENGLISH_TITLES, DEFAULT_TITLES, self.titles):
+            self._aliases.update({normalize(title): sid for sid, title in names.items()})
+
+    def read(self) -> MemoryDoc:
+        """Parse the file; a missing file is empty. Raises only :class:`StorageError`."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return MemoryDoc()
+        except OSError as exc:
+            raise StorageError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+        return self._parse(data)
+
+    def _parse(self, data: bytes) -> MemoryDoc:
+        doc, warn = MemoryDoc(), []
+        current: str | None = None
+        titled = False  # a title was seen since the last separator
+        raw_lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+        if raw_lines[-1] == b"":
+            raw_lines.pop()  # the final newline ends the last line; it is no blank line
+        crlf = next((n for n, raw in enumerate(raw_lines, 1) if raw.endswith(b"\r")), 0)
+        if crlf:
+            warn.append(f"line {crlf}: Windows line endings (CRLF) read as plain newlines")
+        for number, raw in enumerate(raw_lines, start=1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                line = raw.decode("utf-8", errors="replace").strip()
+                warn.append(f"line {number}: invalid UTF-8 bytes replaced with U+FFFD")
+            if not line:
+                warn.append(f"line {number}: blank line ignored")
+            elif line == SEPARATOR:
+                current, titled = None, False
+            elif line.startswith("#"):
+                if titled:
+                    warn.append(f"line {number}: missing '§' before this title")
+                current, titled = self._title(line.lstrip("#").strip(), number, warn), True
+            else:
+                if current is None:
+                    warn.append(f"line {number}: entry outside any section; read into facts")
+                doc.sections[current or "facts"].append(line)
+        doc.warnings = warn
+        return doc
+
+    def _title(self, title: str, number: int, warn: list[str]) -> str:
+        sid = self._aliases.get(normalize(title))
+        if sid is None:
+            warn.append(f"line {number}: unknown section title '{title}'; read into facts")
+            return "facts"
+        if title != self.titles[sid]:
+            warn.append(f"line {number}: title '{title}' read as {sid} ('{self.titles[sid]}')")
+        return sid
+
+    def render(self, doc: MemoryDoc) -> str:
+        """The file text for ``doc``: every section with its title, even when empty."""
+        blocks = [
+            "\n".join([f"# {self.titles[sid]}", *doc.sections.get(sid, [])]) for sid in SECTION_IDS
+        ]
+        return f"\n{SEPARATOR}\n".join(blocks) + "\n"
+
+    def text(self) -> str:
+        """The current content as rendered (what goes into the prompt); ``""`` when no file."""
+        return self.render(self.read()) if self.path.exists() else ""
+
+    def add(self, section: str, entry: str) -> MemoryChange:
+        """Add ``entry``; one with the same key or similarity >= threshold is replaced instead."""
+        sid, new = self._section_id(section), clean_entry(entry)
+
+        def apply(entries: list[str]) -> MemoryChange:
+            if new in entries:
+                return MemoryChange("unchanged", sid, new, new)
+            near = [
+                ((same_key(old, new), self.similarity(old, new)), i)
+                for i, old in enumerate(entries)
+            ]
+            near = [(rank, i) for rank, i in near if rank[0] or rank[1] >= self.threshold]
+            if not near:
+                entries.append(new)
+                return MemoryChange("added", sid, None, new)
+            index = max(near)[1]
+            old, entries[index] = entries[index], new
+            return MemoryChange("replaced", sid, old, new)
+
+        return self._mutate(sid, apply)
+
+    def replace(self, section: str, old: str, new: str) -> MemoryChange:
+        """Replace the entry matching ``old`` (exact, substring, or most similar) with ``new``."""
+        sid, cleaned = self._section_id(section), clean_entry(new)
+
+        def apply(entries: list[str]) -> MemoryChange:
+            index = self._find(sid, entries, old)
+            previous = entries[index]
+            if previous == cleaned:
+                return MemoryChange("unchanged", sid, previous, cleaned)
+            if cleaned in entries:  # merging into an entry that already exists
+                del entries[index]
+            else:
+                entries[index] = cleaned
+            return MemoryChange("replaced", sid, previous, cleaned)
+
+        return self._mutate(sid, apply)
+
+    def remove(self, section: str, old: str) -> MemoryChange:
+        """Remove the entry matching ``old`` (exact, substring, or most similar)."""
+        sid = self._section_id(section)
+
+        def apply(entries: list[str]) -> MemoryChange:
+            return MemoryChange("removed", sid, entries.pop(self._find(sid, entries, old)), None)
+
+        return self._mutate(sid, apply)
+
+    def _section_id(self, section: str) -> str:
+        if section not in SECTION_IDS:
+            raise InputError(f"unknown section {section!r}; use one of: {', '.join(SECTION_IDS)}")
+        return section
+
+    def _find(self, sid: str, entries: list[str], old: str) -> int:
+        """Index of the entry ``old`` names; :class:`InputError` listing the entries if none."""
+        wanted = " ".join(old.split())
+        if wanted in entries:
+            return entries.index(wanted)
+        key = normalize(wanted)
+        hits = [i for i, entry in enumerate(entries) if key and key in normalize(entry)]
+        if len(hits) > 1:
+            listed = "\n".join(f"  - {entries[i]}" for i in hits)
+            raise InputError(
+                f"{old!r} matches {len(hits)} entries in {sid}; quote the one you mean:\n{listed}"
+            )
+        if hits:
+            return hits[0]
+        scores = [self.similarity(entry, wanted) for entry in entries]
+        if scores and max(scores) > 0.5:
+            return scores.index(max(scores))
+        listed = "\n".join(f"  - {entry}" for entry in entries) or "  (the section is empty)"
+        raise InputError(f"no entry in {sid} matches {old!r}. Entries in {sid}:\n{listed}")
+
+    def _mutate(self, sid: str, apply: Callable[[list[str]], MemoryChange]) -> MemoryChange:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock:
+                doc = self.read()
+                before = {s: list(entries) for s, entries in doc.sections.items()}
+                change = apply(doc.sections[sid])
+                if change.action == "unchanged":
+                    return change
+                old_text, new_text = self.render(MemoryDoc(before)), self.render(doc)
+                # A change that does not grow the file is allowed even over the cap, so an
+                # over-full (hand-edited) file can always be trimmed back under it.
+                if len(new_text) > self.cap and len(new_text) > len(old_text):
+                    raise MemoryCapExceeded(self._cap_message(before, old_text, new_text, change))
+                self._write(new_text)
+                return change
+        except Timeout as exc:
+            raise StorageError(f"{self.path} stayed locked for {_LOCK_TIMEOUT:.0f}s") from exc
+        except OSError as exc:
+            raise StorageError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+    def _cap_message(
+        self, sections: dict[str, list[str]], old_text: str, new_text: str, change: MemoryChange
+    ) -> str:
+        sizes = {s: sum(len(e) + 1 for e in sections[s]) for s in SECTION_IDS}
+        largest = max(SECTION_IDS, key=sizes.__getitem__)
+        longest = heapq.nlargest(3, ((len(e), e, s) for s in SECTION_IDS for e in sections[s]))
+        cut = [(s, e if n <= 60 else e[:60] + "…", n) for n, e, s in longest]
+        named = "; ".join(f"[{s}] {e!r} ({n} chars)" for s, e, n in cut) or "none"
+        entry = change.new or ""
+        if len(entry) + len(self.render(MemoryDoc())) > self.cap:
+            # No merging of old entries can make room: the entry itself is the problem.
+            return (
+                f"MEMORY.md cannot take this entry: it is {len(entry):,} characters and the "
+                f"file may hold {self.cap:,} in all, even empty. Nothing was "
+                f"written. Store a one-line summary of it instead (memory entries are short "
+                f"facts, not documents); long material belongs in a workspace file."
+            )
+        return (
+            f"MEMORY.md is full: this change to {change.section} would make it "
+            f"{len(new_text):,} characters, over the cap of {self.cap:,} (it is "
+            f"{len(old_text):,} now). Nothing was written. Make room first, then retry: merge "
+            f"related entries into one short line with `replace`, drop stale ones with `remove`, "
+            f"or shorten the new entry. Largest section: {largest} ({sizes[largest]:,} characters, "
+            f"entries: {len(sections[largest])}). Longest entries: {named}."
+        )
+
+    def _write(self, text: str) -> None:
+        """Write via a temp file in the same folder, so readers see the old or the new file."""
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(text.encode("utf-8"))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

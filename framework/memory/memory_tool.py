@@ -1,0 +1,92 @@
+"""The ``memory`` tool: the model keeps its own MEMORY.md about the user (add, replace, remove).
+
+Mistakes the model can fix (a missing argument, an entry that matches nothing, a full file)
+come back as ``ToolResult(ok=False)`` with the reason, never as an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from framework.errors import InputError, MemoryCapExceeded
+from framework.memory.memory_file import MemoryChange, MemoryFile
+from framework.runtime.tools import Tool, ToolResult
+
+__all__ = ["MemoryArgs", "describe_change", "memory_tool"]
+
+_DESCRIPTION = """\
+Your long-term memory about this user (MEMORY.md), kept across sessions and shown to you at \
+the start of each one. Save only durable facts, one short line each, best as `key: value`:
+- identity: who the user is (name, team, role)
+- project: what they work on (code names, goals, constraints)
+- preferences: how they want you to work (reply language, tone, format), e.g. `偏好语言: English`
+- facts: key dates, decisions, commitments
+To change an entry use `replace` (old = the entry or a distinctive part of it), not a second \
+`add`; an `add` with the same key or nearly the same text replaces the old entry anyway. Use \
+`remove` for entries that are no longer true. The file has a hard cap of {cap} characters; \
+if a write is refused, merge or remove entries as the error says, then retry."""
+
+
+class MemoryArgs(BaseModel):
+    """Arguments of the ``memory`` tool."""
+
+    action: Literal["add", "replace", "remove"] = Field(
+        description="add a new entry, replace an existing one, or remove one."
+    )
+    section: Literal["identity", "project", "preferences", "facts"] = Field(
+        description="identity, project, preferences (language, tone, format) or facts."
+    )
+    content: str | None = Field(
+        None, description="The new entry, one short line (for add and replace)."
+    )
+    old: str | None = Field(
+        None, description="The entry to replace or remove: its text or a distinctive part."
+    )
+
+
+def describe_change(change: MemoryChange) -> str:
+    """One line for the model, e.g. ``replaced in preferences: X (was: Y)``."""
+    if change.action == "added":
+        return f"added to {change.section}: {change.new}"
+    if change.action == "replaced":
+        return f"replaced in {change.section}: {change.new} (was: {change.old})"
+    if change.action == "removed":
+        return f"removed from {change.section}: {change.old}"
+    return f"unchanged: {change.section} already has: {change.new}"
+
+
+def memory_tool(memory: MemoryFile) -> Tool:
+    """The ``memory`` tool bound to one MEMORY.md (one employee x one user)."""
+
+    def apply(args: MemoryArgs) -> MemoryChange | str:
+        """The change made, or why the arguments cannot work."""
+        if args.action == "remove":
+            if not args.old:
+                return "remove needs `old`: the entry to remove (its text or part of it)."
+            return memory.remove(args.section, args.old)
+        if not args.content:
+            return f"{args.action} needs `content`: the new entry, one short line."
+        if args.action == "add":
+            return memory.add(args.section, args.content)
+        if not args.old:
+            return (
+                "replace needs `old`: the entry to replace (its text or part of it). "
+                "To add a new entry use action=add."
+            )
+        return memory.replace(args.section, args.old, args.content)
+
+    async def run(args: MemoryArgs) -> ToolResult:
+        try:
+            # A thread, so that waiting for another process's lock and fsync never stall the
+            # event loop.
+            outcome = await asyncio.to_thread(apply, args)
+        except (InputError, MemoryCapExceeded) as exc:
+            return ToolResult(False, f"Error: {exc}")
+        if isinstance(outcome, str):
+            return ToolResult(False, f"Error: {outcome}")
+        return ToolResult(True, describe_change(outcome))
+
+    return Tool("memory", _DESCRIPTION.format(cap=memory.cap), MemoryArgs, run)
