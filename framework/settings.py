@@ -35,6 +35,14 @@ class Settings(BaseModel):
     """Model calls per turn before the tool loop is cut off."""
     run_lock_timeout: float = 60.0
     """Seconds to wait for another process that is running the same room."""
+    memory_cap: int = 4000
+    """Characters a MEMORY.md may hold; a write past it is refused, never truncated."""
+    memory_titles: dict[str, str] | None = None
+    """Section titles of MEMORY.md by id (identity, project, preferences, facts); None = 中文."""
+    history_budget: int = 2000
+    """Characters of HISTORY.md (newest lines first) put into each prompt."""
+    consolidate_in_background: bool = True
+    """Consolidate after each reply (in a background task) when the window is exceeded."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

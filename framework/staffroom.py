@@ -19,7 +19,8 @@ import aiosqlite
 from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from framework.errors import StorageError
+from framework.errors import StorageError, UnknownNameError
+from framework.memory.store import MemoryStore
 from framework.models.factory import ModelFactory, build_model, model_label
 from framework.prompts.context import system_prompt
 from framework.prompts.environment import PromptRenderer
@@ -58,6 +59,7 @@ class Staffroom:
         self._model_factory = model_factory
         self._renderer = PromptRenderer()
         self._rooms: dict[str, Room] = {}
+        self.memory = MemoryStore(settings)
 
     @classmethod
     async def open(
@@ -89,7 +91,9 @@ class Staffroom:
         return cls(settings, catalog, saver, conn, model_factory)
 
     async def close(self) -> None:
-        """Close the checkpoint database and session files."""
+        """Finish background work, then close the checkpoint database and session files."""
+        for room in self._rooms.values():
+            await room.drain()
         self.sessions.close()
         await self._conn.close()
 
@@ -132,6 +136,31 @@ class Staffroom:
         key = SessionKey(Channel.DM, f"{user}@{card.id}")
         return self._room(key, compile_plan(scenario, self.catalog))
 
+    async def session(self, key: str) -> Room:
+        """Reopen an existing session by key (``room:<id>`` or ``dm:<user>@<employee>``)."""
+        parsed = SessionKey.parse(key)
+        if parsed.channel == Channel.DM:
+            user, _, employee = parsed.chat_id.rpartition("@")
+            if not user:
+                raise UnknownNameError(
+                    f"'{key}' is not a DM session key",
+                    field="session",
+                    fix="use dm:<user>@<employee>",
+                )
+            return await self.dm(employee, user)
+        log = self.sessions.log(parsed)
+        entry = next((e for e in log.iter_events() if e.meta.get("entry")), None)
+        if entry is None or not isinstance(entry.content, dict):
+            known = ", ".join(str(k) for k in self.sessions.list_sessions()) or "none yet"
+            raise UnknownNameError(
+                f"no room {key} in {self.settings.data_dir}",
+                field="session",
+                fix=f"use one of: {known}",
+            )
+        source = Path(str(entry.content.get("scenario_source", "")))
+        scenario = source if source.is_file() else entry.content["scenario"]
+        return await self.room(parsed.chat_id, scenario)
+
     def _room(self, key: SessionKey, plan: RoomPlan) -> Room:
         cached = self._rooms.get(str(key))
         if cached is not None and cached.scenario_id == plan.scenario.id:
@@ -158,6 +187,7 @@ class Staffroom:
             selector_model=selector,
             renderer=self._renderer,
             settings=self.settings,
+            memory=self.memory,
         )
         for eid in plan.employees:
             # Render each prompt once now: a broken template fails here, not mid-run.

@@ -35,6 +35,8 @@ class TurnBrief(TypedDict, total=False):
     step: StepBrief | None
     humans: list[str]
     """The people in the session (their messages are the ones to answer)."""
+    memory: dict[str, list[str]]
+    """MEMORY.md entries (by section id) about the person being served."""
     candidates: list[dict[str, str]]
     """For ``purpose="select"``: the employees a selector may pick (id, role, name)."""
 

@@ -25,6 +25,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from framework.memory.statements import LANGUAGE_KEY, stated_facts
 from framework.models.brief import StepBrief, TurnBrief, find_brief
 
 LABEL = "simulated"
@@ -64,6 +65,14 @@ def _last_human(messages: Sequence[BaseMessage], humans: Sequence[str] = ()) -> 
             return message.content[len(prefix) :]
         return message.content
     return ""
+
+
+def _called(messages: Sequence[BaseMessage]) -> str | None:
+    """Name of the tool the simulator called in its previous message, if any."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return message.tool_calls[0]["name"] if message.tool_calls else None
+    return None
 
 
 def _tool_names(tools: object) -> list[str]:
@@ -125,12 +134,13 @@ class SimulatedChatModel(BaseChatModel):
         step = brief.get("step")
         last = messages[-1] if messages else None
         if isinstance(last, ToolMessage):
+            if _called(messages) == "memory":
+                return AIMessage(content=self._after_memory(brief, last, english))
             return AIMessage(content=self._after_tool(brief, last, english))
-        if (
-            step
-            and "write_file" in step["tools"]
-            and "write_file" in _tool_names(kwargs.get("tools"))
-        ):
+        bound = _tool_names(kwargs.get("tools"))
+        if "memory" in bound and (call := self._remember(brief, heard)):
+            return call
+        if step and "write_file" in step["tools"] and "write_file" in bound:
             return self._write_step_output(brief, step, heard, english)
         return AIMessage(content=self._speak(brief, step, heard, english))
 
@@ -196,6 +206,45 @@ class SimulatedChatModel(BaseChatModel):
                 }
             ],
         )
+
+    def _remember(self, brief: TurnBrief, heard: str) -> AIMessage | None:
+        """A memory tool call for a simple statement of fact (see memory.statements)."""
+        memory = brief.get("memory", {})
+        for fact in stated_facts(heard):
+            existing = memory.get(fact.section, [])
+            if fact.entry in existing:
+                continue  # already remembered: nothing to do
+            key = fact.entry.split(":")[0]
+            old = next(
+                (e for e in existing if e.replace("：", ":").split(":")[0].strip() == key), None
+            )
+            args = {
+                "action": "replace" if old else "add",
+                "section": fact.section,
+                "content": fact.entry,
+            }
+            if old:
+                args["old"] = old
+            call_id = f"call-memory-{brief.get('employee', 'employee')}"
+            return AIMessage(
+                content="",
+                tool_calls=[{"name": "memory", "args": args, "id": call_id, "type": "tool_call"}],
+            )
+        return None
+
+    def _after_memory(self, brief: TurnBrief, result: ToolMessage, english: bool) -> str:
+        name = brief.get("display_name") or brief.get("employee", "employee")
+        saved = str(result.content)
+        if result.status == "error":
+            return f"[simulated] {name}：记忆没有写入（{_snippet(saved, 80)}）。"
+        if LANGUAGE_KEY in saved:
+            # The preference just saved applies to this very reply.
+            english = (
+                saved.split(LANGUAGE_KEY, 1)[1].split("(")[0].strip(" :：").startswith("English")
+            )
+        if english:
+            return f"[simulated] {name}: noted, I will remember that ({_snippet(saved, 80)})."
+        return f"[simulated] {name}：好的，我记下了（{_snippet(saved, 80)}）。"
 
     def _after_tool(self, brief: TurnBrief, result: ToolMessage, english: bool) -> str:
         name = brief.get("display_name") or brief.get("employee", "employee")

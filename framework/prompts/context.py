@@ -6,12 +6,15 @@ session runs (the last messages are read from the end of the log, not the whole 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from framework.language import language_of
+from framework.memory.memory_file import MemoryDoc
+from framework.memory.statements import preferred_language
 from framework.models.brief import TurnBrief, attach_brief
 from framework.sessions.events import Event, EventKind
 
@@ -19,6 +22,8 @@ if TYPE_CHECKING:
     from framework.runtime.deps import RoomDeps
 
 AUTHOR_KEY = "staffroom_author"
+MAX_SERVED = 3
+"""At most this many people's MEMORY.md go into one prompt (the latest speakers)."""
 
 
 def recent_messages(events: list[Event], employee: str, limit: int) -> list[BaseMessage]:
@@ -40,13 +45,48 @@ def recent_messages(events: list[Event], employee: str, limit: int) -> list[Base
     return out
 
 
-def system_prompt(deps: RoomDeps, *, employee: str, why: str, step: dict[str, Any] | None) -> str:
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """What the employee remembers for this turn: MEMORY.md per person, and HISTORY.md."""
+
+    users: list[str] = field(default_factory=list)
+    """People served this turn, the latest speaker first."""
+    memories: dict[str, MemoryDoc] = field(default_factory=dict)
+    history: str = ""
+
+
+def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
+    """Load MEMORY.md for each person speaking in the window (DM: the user) and HISTORY.md."""
+    humans = list(deps.plan.scenario.humans)
+    speakers = [
+        e.author for e in reversed(events) if e.kind == EventKind.MESSAGE and e.meta.get("human")
+    ]
+    users = list(dict.fromkeys(speakers))[:MAX_SERVED] or humans[:1]
+    memories = {user: deps.memory.memory(employee, user).read() for user in users}
+    history = deps.memory.history(deps.key).recent(deps.settings.history_budget)
+    return Remembered(users, memories, history)
+
+
+def system_prompt(
+    deps: RoomDeps,
+    *,
+    employee: str,
+    why: str,
+    step: dict[str, Any] | None,
+    remembered: Remembered | None = None,
+) -> str:
     """Render the employee's system prompt (their own template if the card names one)."""
     plan = deps.plan
     card = plan.employees[employee]
+    remembered = remembered or Remembered()
     override = None
     if card.prompt_template:
         override = Path(card.source).parent / card.prompt_template
+    memory_blocks = [
+        {"user": user, "text": render_memory(doc)}
+        for user, doc in remembered.memories.items()
+        if any(doc.sections.values())
+    ]
     context = {
         "card": card,
         "announcement": plan.announcement,
@@ -54,34 +94,54 @@ def system_prompt(deps: RoomDeps, *, employee: str, why: str, step: dict[str, An
         "humans": plan.scenario.humans,
         "step": step,
         "why": why,
-        "tools": [t for t in card.tools if t in deps.tools],
+        "tools": [t for t in card.tools if t in deps.tools] + ["memory"],
+        "memories": memory_blocks,
+        "history": remembered.history,
     }
     return deps.renderer.render("employee_system.j2", context, override=override)
 
 
+def render_memory(doc: MemoryDoc) -> str:
+    """A MEMORY.md's entries as prompt text (section id headers, one entry a line)."""
+    parts = [f"[{sid}]\n" + "\n".join(entries) for sid, entries in doc.sections.items() if entries]
+    return "\n".join(parts)
+
+
 def build_messages(
     deps: RoomDeps, *, employee: str, why: str, step: dict[str, Any] | None
-) -> list[BaseMessage]:
-    """System prompt (with the structured brief) followed by the recent messages."""
+) -> tuple[list[BaseMessage], Remembered]:
+    """System prompt (with the structured brief) followed by the recent messages.
+
+    Nothing else from the past is sent: the prompt is bounded by the role card, the capped
+    MEMORY.md files, HISTORY.md within its budget and the last ``recent_turns`` messages.
+    """
     settings = deps.plan.scenario.settings
     card = deps.plan.employees[employee]
     # Tool events sit between messages, so read a few times the window from the end.
     events = deps.log.tail(settings.recent_turns * 4 + 8)
     history = recent_messages(events, employee, settings.recent_turns)
+    remembered = remember(deps, employee, events)
     last_human = next(
         (e.text for e in reversed(events) if e.kind == EventKind.MESSAGE and e.meta.get("human")),
         "",
+    )
+    current = remembered.memories.get(remembered.users[0]) if remembered.users else None
+    preferences = current.sections.get("preferences", []) if current else []
+    # People set the language: a stated preference, else their last message, else the
+    # announcement they wrote.
+    language = preferred_language(preferences) or language_of(
+        last_human or deps.plan.scenario.announcement.text, card.language
     )
     brief = TurnBrief(
         purpose="turn",
         employee=employee,
         display_name=card.display_name,
         role=card.role,
-        # People set the language: their last message, else the announcement they wrote.
-        language=language_of(last_human or deps.plan.scenario.announcement.text, card.language),
+        language=language,
         why=why,
         humans=list(deps.plan.scenario.humans),
         step={"n": step["n"], "do": step["do"], "tools": list(step["tools"])} if step else None,
+        memory={sid: list(v) for sid, v in current.sections.items()} if current else {},
     )
-    prompt = system_prompt(deps, employee=employee, why=why, step=step)
-    return [attach_brief(SystemMessage(content=prompt), brief), *history]
+    prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
+    return [attach_brief(SystemMessage(content=prompt), brief), *history], remembered

@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from framework.memory.store import MemoryStore
 from framework.prompts.environment import PromptRenderer
 from framework.runtime.plan import RoomPlan
 from framework.runtime.tools import Tool
@@ -32,6 +33,7 @@ class RoomDeps:
     selector_model: BaseChatModel | None
     renderer: PromptRenderer
     settings: Settings
+    memory: MemoryStore
 
     def emit(
         self,

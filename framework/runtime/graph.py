@@ -46,6 +46,7 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
     epoch = _epoch(deps)
     content = {
         "scenario": plan.scenario.id,
+        "scenario_source": str(plan.scenario.source),
         "title": plan.scenario.title,
         "announcement": plan.announcement,
         "sop": plan.sop_ref,

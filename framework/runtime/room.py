@@ -19,6 +19,8 @@ from filelock import Timeout as LockTimeout
 from langgraph.types import Command
 
 from framework.errors import InputError, RoomBusyError
+from framework.memory.consolidation import ConsolidationReport
+from framework.runtime.consolidate import consolidator_for
 from framework.runtime.deps import RoomDeps
 from framework.runtime.graph import RoomGraph
 from framework.sessions.events import Event, EventKind, make_event
@@ -50,6 +52,7 @@ class Room:
         self._config: Any = {"configurable": {"thread_id": str(deps.key)}}
         self._local_lock = asyncio.Lock()
         self._file_lock = AsyncFileLock(str(lock_path), thread_local=False)
+        self._background: asyncio.Task[None] | None = None
 
     @property
     def key(self) -> str:
@@ -87,6 +90,7 @@ class Room:
         async with self._running():
             async for event in self._drive(None):
                 yield event
+        self._after_reply()
 
     async def post(
         self, text: str, *, author: str | None = None, message_id: str | None = None
@@ -113,6 +117,43 @@ class Room:
                 return
             async for produced in self._drive({"id": event.id, "author": who, "content": text}):
                 yield produced
+        self._after_reply()
+
+    async def consolidate(self, *, force: bool = False) -> ConsolidationReport:
+        """Fold old turns into HISTORY.md and MEMORY.md now (``force``: even below the window).
+
+        This is what runs in the background after replies; it waits for that first.
+        """
+        await self.drain()
+        return await consolidator_for(self.deps).run(force=force)
+
+    async def drain(self) -> None:
+        """Wait for background work (consolidation) started by earlier replies."""
+        task, self._background = self._background, None
+        if task is not None:
+            await task
+
+    def _after_reply(self) -> None:
+        # After the reply has been yielded, so consolidation never delays it.
+        if not self.deps.settings.consolidate_in_background:
+            return
+        if self._background is None or self._background.done():
+            self._background = asyncio.create_task(self._consolidate_if_due())
+
+    async def _consolidate_if_due(self) -> None:
+        consolidator = consolidator_for(self.deps)
+        try:
+            if consolidator.due():
+                await consolidator.run()
+        except Exception as exc:  # recorded for the user; the room carries on
+            self.deps.log.append(
+                make_event(
+                    self.key,
+                    EventKind.ERROR,
+                    "system",
+                    {"error": "consolidation_failed", "detail": f"{type(exc).__name__}: {exc}"},
+                )
+            )
 
     async def _already_routed(self, message_id: str) -> bool:
         snap = await self._graph.aget_state(self._config)

@@ -13,8 +13,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from framework.prompts.context import build_messages
+from framework.memory.memory_tool import memory_tool
+from framework.memory.tool_output import quoted_snippets
+from framework.prompts.context import Remembered, build_messages
 from framework.runtime.deps import RoomDeps
+from framework.runtime.replay import model_view
 from framework.runtime.tools import ToolResult
 from framework.sessions.events import EventKind
 
@@ -32,17 +35,6 @@ def _text_of(message: AIMessage) -> str:
         return message.content
     parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in message.content]
     return "".join(parts)
-
-
-def _budget(output: str, budget: int) -> str:
-    """What the model sees of a tool's output: at most ``budget`` characters, head and tail."""
-    if len(output) <= budget:
-        return output
-    head, tail = output[: budget * 2 // 3], output[-(budget // 4) :]
-    omitted = len(output) - len(head) - len(tail)
-    return (
-        f"{head}\n[... {omitted} characters omitted; the full output is in the session log]\n{tail}"
-    )
 
 
 class _Turn:
@@ -63,6 +55,8 @@ class _Turn:
             self.meta.update(sop=deps.plan.sop_ref, step=step["n"])
         if pick.get("note"):
             self.meta["note"] = pick["note"]
+        self.quoting = ""  # the model's latest text and arguments (what it may be quoting)
+        self.previous_output = ""  # the last tool output it saw
 
     def emit(self, kind: EventKind, content: Any, **extra: Any) -> None:
         self.seq += 1
@@ -76,10 +70,13 @@ class _Turn:
             **extra,
         )
 
-    async def run(self, messages: list[BaseMessage]) -> TurnResult:
+    async def run(self, messages: list[BaseMessage], remembered: Remembered) -> TurnResult:
         deps = self.deps
         card = deps.plan.employees[self.employee]
         tools = {name: deps.tools[name] for name in card.tools if name in deps.tools}
+        # The memory tool is built in: it writes MEMORY.md about the person being served.
+        user = remembered.users[0] if remembered.users else deps.plan.scenario.humans[0]
+        tools["memory"] = memory_tool(deps.memory.memory(self.employee, user))
         model = deps.models[self.employee]
         runnable = model.bind_tools([t.schema() for t in tools.values()]) if tools else model
         texts: list[str] = []
@@ -97,12 +94,14 @@ class _Turn:
                 response = AIMessage(content=str(getattr(response, "content", response)))
             if text := _text_of(response):
                 texts.append(text)
+            # Decoded argument values, not JSON: escapes would hide a quote from the match.
+            values = [str(v) for c in response.tool_calls for v in (c.get("args") or {}).values()]
+            self.quoting = "\n".join([text, *values])
             if not response.tool_calls and not response.invalid_tool_calls:
                 break
             messages.append(response)
             where = len("\n".join(texts))
             for bad in response.invalid_tool_calls:
-                offsets.append(where)
                 why = bad.get("error") or "arguments are not valid JSON"
                 detail = f"malformed tool call {bad.get('name')!r}: {why}"
                 self.emit(
@@ -153,11 +152,14 @@ class _Turn:
             self.emit(EventKind.ERROR, {"error": "unknown_tool", "detail": result.output})
         else:
             result = await tool.call(args)
-        self.emit(
-            EventKind.TOOL_RESULT,
-            {"name": name, "call_id": call_id, "ok": result.ok, "output": result.output},
-        )
-        shown = _budget(result.output, self.deps.plan.scenario.settings.tool_output_budget)
+        protect = quoted_snippets(self.quoting, self.previous_output)
+        budget = self.deps.plan.scenario.settings.tool_output_budget
+        content = {"name": name, "call_id": call_id, "ok": result.ok, "output": result.output}
+        # The raw output plus what shaped the model's view of it, so replay is exact.
+        content.update(budget=budget, protect=protect)
+        shown = model_view(content, f"{self.prefix}-{self.seq:02d}", self.deps.workspace)
+        self.previous_output = result.output
+        self.emit(EventKind.TOOL_RESULT, content)
         return ToolMessage(
             content=shown, tool_call_id=call_id, status="success" if result.ok else "error"
         )
@@ -175,8 +177,10 @@ async def run_turn(
     if deps.log.has(f"{prefix}-msg"):
         # The turn finished before a crash but its checkpoint was not written: keep it.
         return TurnResult(ok=True, replayed=True)
-    messages = build_messages(deps, employee=pick["employee"], why=pick["why"], step=step)
-    result = await _Turn(deps, writer, pick, step, prefix).run(messages)
+    messages, remembered = build_messages(
+        deps, employee=pick["employee"], why=pick["why"], step=step
+    )
+    result = await _Turn(deps, writer, pick, step, prefix).run(messages, remembered)
     if deps.settings.durability == "turn":
         deps.log.sync()
     return result

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from framework.errors import InputError, StaffroomError
 from framework.settings import Settings
+from framework.surfaces.cli import memory as memory_cmds
 from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import validate as validate_cmds
 
@@ -87,6 +88,31 @@ def history(
 ) -> None:
     """Print a session's history."""
     raise typer.Exit(run_cmds.show_history(_settings(data_dir, None), session, last, raw, console))
+
+
+@app.command()
+def consolidate(
+    session: Annotated[
+        str, typer.Argument(help="Session key, e.g. room:launch-42 or dm:alice@pm.")
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Fold all but the newest half-window, even below it.")
+    ] = False,
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """Summarise old turns into HISTORY.md and durable facts into MEMORY.md now."""
+    asyncio.run(memory_cmds.consolidate(_settings(data_dir, project), session, force, console))
+
+
+@app.command()
+def memory(
+    employee: Annotated[str, typer.Argument(help="Employee id, e.g. pm.")],
+    user: Annotated[str, typer.Option("--user", help="Whose memory.")] = "user",
+    data_dir: DataDir = None,
+) -> None:
+    """Print what an employee remembers about a user (MEMORY.md)."""
+    raise typer.Exit(memory_cmds.show_memory(_settings(data_dir, None), employee, user, console))
 
 
 @app.command()

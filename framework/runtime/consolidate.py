@@ -1,0 +1,31 @@
+"""Build a room's consolidator: which model summarises, whose MEMORY.md gets the facts."""
+
+from __future__ import annotations
+
+from framework.memory.consolidation import Consolidator, extractive_summariser, model_summariser
+from framework.models.simulator import SimulatedChatModel
+from framework.runtime.deps import RoomDeps
+
+
+def consolidator_for(deps: RoomDeps) -> Consolidator:
+    """The consolidator of one room or DM.
+
+    The first participant's model summarises (a DM's employee); the offline simulator takes
+    the deterministic extractive path instead of pretending to summarise. Facts go to the
+    MEMORY.md of every employee in the session about the person who stated them.
+    """
+    humans = set(deps.plan.scenario.humans)
+    employees = list(deps.plan.scenario.participants)
+    model = deps.models[employees[0]]
+    if isinstance(model, SimulatedChatModel):
+        summariser = extractive_summariser(humans)
+    else:
+        summariser = model_summariser(model, deps.renderer, humans)
+    return Consolidator(
+        log=deps.log,
+        history=deps.memory.history(deps.key),
+        memory_for=deps.memory.memory,
+        employees=employees,
+        window=deps.plan.scenario.settings.memory_window,
+        summarise=summariser,
+    )

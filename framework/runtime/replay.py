@@ -1,0 +1,75 @@
+"""Replay a session from its JSONL: what each model saw of each tool result, in order.
+
+A ``tool_result`` event keeps the raw output and what shaped the model's view of it (the
+budget and the protected quotes); the view itself is a pure function of those, so it is
+recomputed rather than stored twice. A turn's message keeps ``text_offsets``, the place in
+its text where each tool call happened, so text and calls replay in their original order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from framework.memory.tool_output import govern
+from framework.sessions.events import Event, EventKind
+from framework.sessions.workspace import Workspace
+
+
+def model_view(result: dict[str, Any], call_event_id: str, workspace: Workspace) -> str:
+    """The text a model was shown for a tool result (spilling the full output if long)."""
+    return govern(
+        str(result["output"]),
+        budget=int(result["budget"]),
+        workspace=workspace,
+        tool=str(result["name"]),
+        call_id=call_event_id,
+        protect=list(result.get("protect") or []),
+    ).shown
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayedTurn:
+    """One employee turn rebuilt from the log."""
+
+    author: str
+    segments: list[tuple[str, Any]]
+    """In original order: ``("text", str)``, ``("call", {name, args})``, ``("result", shown)``."""
+
+
+def replay_turns(events: list[Event], workspace: Workspace) -> list[ReplayedTurn]:
+    """Rebuild each employee turn: its text split at ``text_offsets`` around its tool calls."""
+    turns: list[ReplayedTurn] = []
+    pending: list[tuple[str, Any]] = []
+    last_call_id = ""
+    for event in events:
+        if event.kind == EventKind.TOOL_CALL:
+            last_call_id = event.id
+            pending.append(("call", {"name": event.content["name"], "args": event.content["args"]}))
+        elif event.kind == EventKind.TOOL_RESULT and "budget" in event.content:
+            pending.append(("result", model_view(event.content, last_call_id, workspace)))
+        elif event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+            turns.append(ReplayedTurn(event.author, _interleave(event, pending)))
+            pending = []
+    return turns
+
+
+def _interleave(message: Event, tool_segments: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    text = message.text
+    offsets = message.text_offsets or []
+    out: list[tuple[str, Any]] = []
+    cursor = 0
+    calls = iter(tool_segments)
+    for offset in offsets:
+        if offset > cursor:
+            out.append(("text", text[cursor:offset]))
+            cursor = offset
+        # A call and its result stay together at the offset where the call was made.
+        for segment in calls:
+            out.append(segment)
+            if segment[0] == "result":
+                break
+    if cursor < len(text) or not out:
+        out.append(("text", text[cursor:]))
+    out.extend(calls)
+    return out

@@ -1,0 +1,69 @@
+"""The seed's example end to end: a preference stated once is kept across processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def staffroom(*args: str, data: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "framework", *args, "--data-dir", str(data)]
+    return subprocess.run(
+        cmd, cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def tool_calls(log: Path) -> list[dict[str, object]]:
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    return [e["content"] for e in events if e["kind"] == "tool_call"]
+
+
+def test_language_preference_is_replaced_and_used_in_the_next_process(tmp_path: Path) -> None:
+    first = staffroom("dm", "pm", "--user", "alice", data=tmp_path, stdin="请用中文回复我\n")
+    assert first.returncode == 0, first.stderr
+    second = staffroom("dm", "pm", "--user", "alice", data=tmp_path, stdin="以后回我用英文吧\n")
+    assert second.returncode == 0, second.stderr
+
+    calls = tool_calls(tmp_path / "sessions" / "dm:alice@pm.jsonl")
+    assert calls[-1] == {
+        "name": "memory",
+        "args": {
+            "action": "replace",
+            "section": "preferences",
+            "content": "偏好语言: English",
+            "old": "偏好语言: 中文",
+        },
+        "call_id": "call-memory-pm",
+    }
+    memory = (tmp_path / "memory" / "pm" / "alice" / "MEMORY.md").read_text(encoding="utf-8")
+    assert "偏好语言: English" in memory and "偏好语言: 中文" not in memory
+
+    # A new process, a Chinese message: the stored preference wins.
+    third = staffroom("dm", "pm", "--user", "alice", data=tmp_path, stdin="今天的计划是什么？\n")
+    assert third.returncode == 0, third.stderr
+    assert "From the product side" in third.stdout
+    # Another user is untouched by alice's preference.
+    other = staffroom("dm", "pm", "--user", "bob", data=tmp_path, stdin="今天的计划是什么？\n")
+    assert "从产品角度" in other.stdout
+
+    shown = staffroom("memory", "pm", "--user", "alice", data=tmp_path)
+    assert "偏好语言: English" in shown.stdout
+
+
+def test_consolidate_command_folds_old_turns(tmp_path: Path) -> None:
+    lines = "".join(f"第 {i} 个问题：部署方案怎么选？\n" for i in range(14))
+    staffroom("dm", "engineer", "--user", "carol", data=tmp_path, stdin=lines)
+    history = tmp_path / "history" / "dm:carol@engineer" / "HISTORY.md"
+    # 28 messages > memory_window 20: the background task already folded the oldest.
+    assert history.exists()
+    before = history.read_text(encoding="utf-8")
+    done = staffroom("consolidate", "dm:carol@engineer", "--force", data=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "consolidated" in done.stdout
+    after = history.read_text(encoding="utf-8")
+    assert len(after) > len(before)
+    assert "carol：第 0 个问题" in after
