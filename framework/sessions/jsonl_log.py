@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 import weakref
@@ -27,6 +26,7 @@ from filelock import FileLock
 
 from framework.errors import JsonlError, StorageError
 from framework.sessions.events import Event, utc_now
+from framework.sessions.id_index import block_keys, id_key, plain_keys
 
 try:
     import fcntl
@@ -40,16 +40,12 @@ Durability = Literal["turn", "event", "none"]
 LockKind = Literal["flock", "filelock"]
 """``flock`` on the data file's descriptor, or ``filelock.FileLock`` on ``<path>.lock``."""
 
-# One entry per newline: the id of the line that follows, if it starts as to_json writes it
-# and the id has no escapes; b"" otherwise (such lines go through _line_key one by one).
-_KEYS = re.compile(rb'\n(?:\{"id":"([^"\\\n]*+)")?')
 # A replaced file (save-by-rename) shows as a link count of 0 in fstat; in a burst of appends
 # that check runs at most this often, and lseek (a third of fstat's cost) gives the size.
 _RECHECK = 0.05
 _BUSY_TRIES, _YIELD_TRIES = 5, 200  # flock: tries before yielding the CPU, before blocking
 _FILELOCK_POLL = 0.0001  # filelock sleeps between tries; its 50 ms default dwarfs an append
 _BLOCK, _INDEX_CHUNK = 64 * 1024, 1024 * 1024  # tail()'s first window; the index's read step
-_PLAIN_ID = re.compile(r"[\w.:@-]+")  # no character JSON would escape
 _MALFORMED_FIX = "the raw line is kept in the file; fix or delete it by hand"
 
 # A forked child must not share our descriptors: flock belongs to the open file description,
@@ -97,8 +93,7 @@ class JsonlLog:
     def append(self, event: Event) -> bool:
         """Append one event; return False (writing nothing) if its id is already in the file."""
         line = (event.to_json() + "\n").encode()
-        # A plain id (letters, digits, -_.:@) is written unescaped: its UTF-8 bytes are its key.
-        key = event.id.encode() if _PLAIN_ID.fullmatch(event.id) else _id_key(event.id)
+        key = id_key(event.id)
         with self._thread_lock:
             ids = self._ids
             if key in ids:  # ids never leave a file: a known replay needs no lock
@@ -112,8 +107,14 @@ class JsonlLog:
             except BlockingIOError:
                 _flock_wait(fd)
             try:
-                size = os.lseek(fd, 0, os.SEEK_END)
-                new = self._read_new(fd, size) if size != self._indexed else ()
+                size, end = os.lseek(fd, 0, os.SEEK_END), self._indexed
+                new: list[bytes] = []
+                if size != end:  # others' lines since: index them (one pread, one regex)
+                    found = plain_keys(os.pread(fd, size - end + 1, end - 1)) if end else None
+                    if found is None:  # first read, torn tail, odd lines: the general path
+                        new = self._read_new(fd, size)
+                    else:
+                        new, self._indexed = found, size
                 fresh = key not in new and key not in ids
                 if fresh:
                     self._write(fd, line)
@@ -135,7 +136,7 @@ class JsonlLog:
         items = [(event, (event.to_json() + "\n").encode()) for event in events]
         if not items:
             return []
-        keys = [_id_key(event.id) for event, _line in items]
+        keys = [id_key(event.id) for event, _line in items]
         with self._thread_lock:
             return self._append_lines(keys, [line for _event, line in items])
 
@@ -158,7 +159,7 @@ class JsonlLog:
             fd = self._open(create=False)
             # No lock: index complete lines only; repairs wait for the next locked append.
             self._ids.update(self._read_new(fd, os.lseek(fd, 0, os.SEEK_END), repair=False))
-            return _id_key(event_id) in self._ids
+            return id_key(event_id) in self._ids
 
     def read_all(self, *, strict: bool = False) -> list[Event]:
         """All events in file order; lenient unless ``strict`` (see :meth:`iter_events`)."""
@@ -323,12 +324,7 @@ class JsonlLog:
             if end < len(block) and at_eof and repair:
                 self._quarantine(fd, start - 1 + end, block[end:])
             self._indexed = start - 1 + end
-            found = _KEYS.findall(block, 0, end)
-            found.pop()  # the entry for the newline that ends the block
-            if b"" in found:  # some line not in to_json's shape: parse just those
-                pairs = zip(block[1 : end - 1].split(b"\n"), found, strict=True)
-                found = [key for raw, simple in pairs if (key := simple or _line_key(raw))]
-            keys += found
+            keys += block_keys(block, end)
             if at_eof:
                 break
         return keys
@@ -383,17 +379,3 @@ def _flock_wait(fd: int) -> None:
             if attempt >= _BUSY_TRIES:
                 os.sched_yield()
     fcntl.flock(fd, fcntl.LOCK_EX)  # held for long (a stopped process?): sleep until free
-
-
-def _id_key(event_id: str) -> bytes:
-    """The index key of an id: its JSON string text without quotes, as ``to_json`` writes it."""
-    return json.dumps(event_id, ensure_ascii=False)[1:-1].encode()
-
-
-def _line_key(line: bytes) -> bytes | None:
-    """The index key of a line's id, parsing the JSON; None when the line has no id."""
-    try:  # a hand-written line (spaces, another key order) or an id with escapes
-        data = json.loads(line)
-        return _id_key(str(data["id"])) if isinstance(data, dict) and "id" in data else None
-    except ValueError:
-        return None  # blank or malformed; readers report it
