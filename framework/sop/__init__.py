@@ -1,0 +1,1 @@
+"""SOP layer: versioned procedures, scoring, edits, revision and extraction (seed 000 §5)."""

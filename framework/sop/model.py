@@ -1,0 +1,128 @@
+"""SOP data inside Staffroom: immutable versions, steps, reviews and outcomes (plain data).
+
+The edge format is the SOP card (``framework/specs/sop_card.py``); the store
+(``framework/sop/store.py``) persists these; scoring, edits and revision are pure functions
+over them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+
+class Status(StrEnum):
+    """Review status of a version."""
+
+    DRAFT = "draft"
+    PUBLISHED = "published"
+    DEPRECATED = "deprecated"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a procedure."""
+
+    speakers: tuple[str, ...]
+    """Employee ids or roles; several speak in order, or at once when ``parallel``."""
+    do: str
+    tools: tuple[str, ...] = ()
+    fallback: str | None = None
+    waits_for_input: bool = False
+    parallel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeLogEntry:
+    """Why a version exists: what changed, why, and from which run or by whom."""
+
+    version: int
+    why: str
+    by: str | None = None
+    source: str | None = None
+    """The run (session key) or file the evidence came from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A reviewer's approval of a draft."""
+
+    reviewer: str
+    at: str
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SopVersion:
+    """One immutable version of an SOP. Editing makes a new version; this one never changes."""
+
+    sop_id: str
+    version: int
+    goal: str
+    scope: str
+    """``scenario:<id>``, ``employee:<id>`` or ``global``."""
+    steps: tuple[Step, ...]
+    status: Status = Status.DRAFT
+    change_log: tuple[ChangeLogEntry, ...] = ()
+    approvals: tuple[Approval, ...] = ()
+    created_at: str = ""
+    body: str = ""
+
+    @property
+    def ref(self) -> str:
+        """``id@version``."""
+        return f"{self.sop_id}@{self.version}"
+
+
+CorrectionKind = Literal["order", "missing", "extra", "edit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A person's (or model's) correction of a run, tied to the step it concerns."""
+
+    kind: CorrectionKind
+    detail: str
+    step: int | None = None
+    """1-based step number it concerns (None: the whole procedure)."""
+    by: str = ""
+    speaker: str | None = None
+    """For ``missing``/``order``: whose step."""
+    do: str | None = None
+    """For ``missing``: what the missing step does."""
+    before: int | None = None
+    """For ``order``/``missing``: the step number it should come before."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one run of a version went, stored against that version."""
+
+    sop_ref: str
+    session: str
+    success: bool
+    score: float | None = None
+    """0..1 from the user, if given."""
+    corrections: tuple[Correction, ...] = ()
+    duration_s: float = 0.0
+    off_sop_turns: int = 0
+    human_interventions: int = 0
+    user: str = ""
+    at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VersionMetrics:
+    """Run metrics of one version, aggregated from outcomes and room events."""
+
+    references: int = 0
+    runs: int = 0
+    successes: int = 0
+    corrections: int = 0
+    mean_duration_s: float = 0.0
+    replaced: int = 0
+    """Times a run on this version led to a newer version."""
+    hit_rate_by_user: dict[str, float] = field(default_factory=dict)
+    """Per user: share of that user's runs that succeeded without corrections."""
+    last_used: str = ""
