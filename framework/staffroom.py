@@ -32,9 +32,12 @@ from framework.runtime.tools import workspace_tools
 from framework.sessions.keys import Channel, SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
+from framework.sop.library_io import import_library
+from framework.sop.service import SopService
 from framework.specs.catalog import Catalog
 from framework.specs.model_spec import ModelSpec
 from framework.specs.scenario import Scenario
+from framework.specs.sop_card import render_steps
 
 
 class Staffroom:
@@ -47,8 +50,10 @@ class Staffroom:
         saver: AsyncSqliteSaver,
         conn: aiosqlite.Connection,
         model_factory: ModelFactory | None,
+        sops: SopService,
     ) -> None:
         self.settings = settings
+        self.sops = sops
         self.catalog = catalog
         self.sessions = SessionStore(
             settings.data_dir, durability=settings.durability, lock=settings.lock
@@ -88,13 +93,16 @@ class Staffroom:
             raise StorageError(f"cannot open the data folder {settings.data_dir}: {exc}") from exc
         saver = AsyncSqliteSaver(conn)
         await saver.setup()
-        return cls(settings, catalog, saver, conn, model_factory)
+        # SOP cards in sop_library/ are imported on start (idempotent; versions never change).
+        sops = await SopService.open(settings.data_dir / "sops.sqlite", project / "sop_library")
+        return cls(settings, catalog, saver, conn, model_factory, sops)
 
     async def close(self) -> None:
         """Finish background work, then close the checkpoint database and session files."""
         for room in self._rooms.values():
             await room.drain()
         self.sessions.close()
+        await self.sops.close()
         await self._conn.close()
 
     async def __aenter__(self) -> Self:
@@ -112,7 +120,12 @@ class Staffroom:
         """The Room ``room_id`` running ``scenario`` (an id, a YAML path, or a Scenario)."""
         key = SessionKey(Channel.ROOM, room_id)
         spec = scenario if isinstance(scenario, Scenario) else self.catalog.scenario(scenario)
-        return self._room(key, compile_plan(spec, self._catalog_for(spec)))
+        catalog = self._catalog_for(spec)
+        if catalog.sop_dir is not None and catalog.sop_dir != self.catalog.sop_dir:
+            await import_library(self.sops.store, catalog.sop_dir)  # a user project's own SOPs
+        catalog.check_scenario(spec)
+        versions = {sop_id: await self.sops.best(sop_id) for sop_id in spec.referenced_sop_ids()}
+        return self._room(key, compile_plan(spec, catalog, versions))
 
     def _catalog_for(self, scenario: Scenario) -> Catalog:
         # A scenario file from another project runs against that project's agents and SOPs
@@ -130,11 +143,27 @@ class Staffroom:
                 "title": f"DM with {card.display_name}",
                 "participants": [card.id],
                 "humans": [user],
-                "announcement": {"text": ""},
+                "announcement": {"text": await self.recommendations(card.id)},
             }
         )
         key = SessionKey(Channel.DM, f"{user}@{card.id}")
-        return self._room(key, compile_plan(scenario, self.catalog))
+        return self._room(key, compile_plan(scenario, self.catalog, {}))
+
+    async def recommendations(self, employee: str) -> str:
+        """Published SOPs scoped to ``employee``, as text shown (and injected) at DM start.
+
+        One user's proven practice, published after review, helps the next user of the
+        same employee from the first message on.
+        """
+        blocks = []
+        for sop_id in await self.sops.store.for_scope(f"employee:{employee}"):
+            choice = await self.sops.choose(sop_id)
+            if choice.winner is not None:
+                v = choice.winner.version
+                blocks.append(render_steps(v.ref, v.goal, v.steps))
+        if not blocks:
+            return ""
+        return "推荐做法 / Recommended practice (published SOPs):\n" + "\n\n".join(blocks)
 
     async def session(self, key: str) -> Room:
         """Reopen an existing session by key (``room:<id>`` or ``dm:<user>@<employee>``)."""
@@ -188,6 +217,7 @@ class Staffroom:
             renderer=self._renderer,
             settings=self.settings,
             memory=self.memory,
+            sops=self.sops,
         )
         for eid in plan.employees:
             # Render each prompt once now: a broken template fails here, not mid-run.

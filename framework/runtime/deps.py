@@ -17,6 +17,7 @@ from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import SessionKey
 from framework.sessions.workspace import Workspace
 from framework.settings import Settings
+from framework.sop.service import SopService
 
 
 @dataclass(slots=True)
@@ -34,6 +35,7 @@ class RoomDeps:
     renderer: PromptRenderer
     settings: Settings
     memory: MemoryStore
+    sops: SopService
 
     def emit(
         self,

@@ -18,11 +18,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from framework.runtime.deps import RoomDeps
+from framework.runtime.feedback import close_run, save_as_sop
 from framework.runtime.routing import is_stop, parse_mentions
 from framework.runtime.selectors import select_speaker
 from framework.runtime.state import RoomState
 from framework.runtime.turn import run_turn
 from framework.sessions.events import EventKind, new_event_id
+from framework.sop.extraction import is_save_request
 
 RoomGraph = CompiledStateGraph[RoomState, RoomDeps, RoomState, RoomState]
 
@@ -54,9 +56,13 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
         "humans": list(plan.scenario.humans),
     }
     meta = {"entry": True, "epoch": epoch, "sop": plan.sop_ref}
+    first_entry = not deps.log.has(f"{epoch}-entry")
     deps.emit(
         runtime.stream_writer, EventKind.PLAN, "system", content, id=f"{epoch}-entry", meta=meta
     )
+    if first_entry and plan.sop_ref:
+        # Metrics count the room that ran on this version (once, even if entry is re-run).
+        await deps.sops.store.record_reference(plan.sop_ref, str(deps.key), plan.scenario.humans[0])
     steps = [s.to_state() for s in plan.steps]
     return {
         "epoch": epoch,
@@ -75,9 +81,12 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
     }
 
 
-def _finish(
+async def _finish(
     state: Mapping[str, Any], deps: RoomDeps, writer: Any, reason: str, id_suffix: str
 ) -> Command[Any]:
+    if state.get("phase") in ("sop", "wrapup"):
+        # The end of an SOP run: the group's outcome feeds the next version.
+        await close_run(deps, writer, state, reason)
     content = {
         "reason": reason,
         "sop": state.get("sop"),
@@ -109,8 +118,12 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             continue  # a redelivered message was already routed
         consumed = [*consumed, msg["id"]][-50:]
         run_turns = 0
+        if is_save_request(msg["content"]):
+            await save_as_sop(deps, writer, msg["id"])
         if is_stop(msg["content"], settings.stop_words):
-            return _finish({**state, **update}, deps, writer, "stop_word", f"stop-{msg['id']}")
+            return await _finish(
+                {**state, **update}, deps, writer, "stop_word", f"stop-{msg['id']}"
+            )
         picks = [
             {"employee": e, "why": "mention", "step": None}
             for e in parse_mentions(msg["content"], deps.plan.employees)
@@ -132,7 +145,7 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     update.update(consumed=consumed, run_turns=run_turns, queue=queue, deferred=deferred)
     merged = {**state, **update}
     if run_turns >= settings.max_turns:
-        return _finish(merged, deps, writer, "max_turns", f"t{state['turns']:04d}-max")
+        return await _finish(merged, deps, writer, "max_turns", f"t{state['turns']:04d}-max")
     if not queue and phase == "sop" and state["step"] < len(state["steps"]):
         step = state["steps"][state["step"]]
         deps.emit(
@@ -153,7 +166,7 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         update.update(current=queue[0], queue=queue[1:])
         return Command(goto="turn", update=update)
     if phase == "wrapup":
-        return _finish(merged, deps, writer, "sop_complete", "sop-complete")
+        return await _finish(merged, deps, writer, "sop_complete", "sop-complete")
     return Command(goto=END, update=update)
 
 

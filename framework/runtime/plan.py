@@ -8,6 +8,7 @@ version it started with even if the library changes meanwhile.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +17,11 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from framework.errors import ScenarioError
 from framework.language import language_of
+from framework.sop.model import SopVersion
 from framework.specs.catalog import Catalog
 from framework.specs.employee import EmployeeCard
 from framework.specs.scenario import Scenario
-from framework.specs.sop_card import SopCard
+from framework.specs.sop_card import render_steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,7 @@ class PlanStep:
     tools: list[str] = field(default_factory=list)
     fallback: str | None = None
     waits_for_input: bool = False
+    parallel: bool = False
 
     def to_state(self) -> dict[str, Any]:
         """Plain dict for the checkpoint."""
@@ -42,6 +45,7 @@ class PlanStep:
             "tools": list(self.tools),
             "fallback": self.fallback,
             "waits_for_input": self.waits_for_input,
+            "parallel": self.parallel,
         }
 
 
@@ -52,25 +56,32 @@ class RoomPlan:
     scenario: Scenario
     employees: dict[str, EmployeeCard]
     announcement: str
-    sop: SopCard | None
+    sop: SopVersion | None
     steps: list[PlanStep]
 
     @property
     def sop_ref(self) -> str | None:
         """``id@version`` of the SOP driving the room, if any."""
-        return f"{self.sop.id}@{self.sop.version}" if self.sop else None
+        return self.sop.ref if self.sop else None
 
 
-def compile_plan(scenario: Scenario, catalog: Catalog) -> RoomPlan:
-    """Cross-check ``scenario`` against the catalog and fill its announcement's SOP slot."""
+def compile_plan(
+    scenario: Scenario, catalog: Catalog, versions: Mapping[str, SopVersion]
+) -> RoomPlan:
+    """Cross-check ``scenario`` and fill its announcement's SOP slot from ``versions``.
+
+    ``versions`` maps each SOP id the slot names to the version chosen for this room (the
+    best published one, picked by the SOP service).
+    """
     catalog.check_scenario(scenario)
     employees = {eid: catalog.employee(eid) for eid in scenario.participants}
-    chosen: list[SopCard] = []
+    chosen: list[SopVersion] = []
 
     def best_sop(sop_id: str) -> str:
-        card = catalog.sops.best(sop_id)
-        chosen.append(card)
-        return card.render_text(language_of(scenario.announcement.text))
+        version = versions[sop_id]
+        chosen.append(version)
+        language = language_of(scenario.announcement.text)
+        return render_steps(version.ref, version.goal, version.steps, language)
 
     text = scenario.announcement.text
     if scenario.announcement.sop:
@@ -91,10 +102,10 @@ def compile_plan(scenario: Scenario, catalog: Catalog) -> RoomPlan:
     return RoomPlan(scenario, employees, text, sop, steps)
 
 
-def _resolve_steps(scenario: Scenario, sop: SopCard, catalog: Catalog) -> list[PlanStep]:
+def _resolve_steps(scenario: Scenario, sop: SopVersion, catalog: Catalog) -> list[PlanStep]:
     steps: list[PlanStep] = []
     for n, step in enumerate(sop.steps, start=1):
-        names = step.speaker if isinstance(step.speaker, list) else [step.speaker]
+        names = list(step.speakers)
         steps.append(
             PlanStep(
                 n=n,
@@ -103,6 +114,7 @@ def _resolve_steps(scenario: Scenario, sop: SopCard, catalog: Catalog) -> list[P
                 tools=list(step.tools),
                 fallback=step.fallback,
                 waits_for_input=step.waits_for_input,
+                parallel=step.parallel,
             )
         )
     return steps

@@ -78,6 +78,18 @@ class ScenarioSettings(BaseModel):
         default_factory=lambda: ["/stop", "结束会议"],
         description="a human message equal to one of these ends the room",
     )
+    sop_feedback: bool = Field(
+        default=True,
+        description="after each run, propose the next SOP version from the outcome's corrections",
+    )
+    sop_auto_publish: bool = Field(
+        default=False, description="publish proposed SOP versions at once instead of as drafts"
+    )
+    sop_reviewers: list[str] = Field(
+        default_factory=list,
+        description="who must approve a proposed SOP version before it is published",
+        examples=[["author", "team-lead"]],
+    )
 
 
 class Scenario(SpecModel):

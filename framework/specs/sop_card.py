@@ -20,9 +20,9 @@ A version is never edited in place: a change is a new file with the next ``versi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -141,31 +141,52 @@ class SopCard(SpecModel):
 
     def render_text(self, language: str = "zh") -> str:
         """The steps as a numbered list for a room announcement (``1. pm：立题与提纲``)."""
-        zh = language.startswith("zh")
-        colon, sep, semi = ("：", "、", "；") if zh else (": ", ", ", "; ")
-        words = (
-            ("工具", "等待人工确认", "并行", "兜底")
-            if zh
-            else ("tools", "waits for human input", "in parallel", "fallback")
-        )
-        title = f"SOP {self.ref}{colon}{self.goal}"
-        out = [title]
-        for n, step in enumerate(self.steps, start=1):
-            who = sep.join(step.speakers)
-            if step.parallel:
-                who += f"（{words[2]}）" if zh else f" ({words[2]})"
-            notes = []
-            if step.tools:
-                notes.append(f"{words[0]}{colon}{', '.join(step.tools)}")
-            if step.waits_for_input:
-                notes.append(words[1])
-            if step.fallback:
-                notes.append(f"{words[3]}{colon}{step.fallback}")
-            tail = ""
-            if notes:
-                tail = f"（{semi.join(notes)}）" if zh else f" ({semi.join(notes)})"
-            out.append(f"{n}. {who}{colon}{step.do}{tail}")
-        return "\n".join(out)
+        return render_steps(self.ref, self.goal, self.steps, language)
+
+
+class StepLike(Protocol):
+    """What :func:`render_steps` reads of a step (a card's or a stored version's)."""
+
+    @property
+    def speakers(self) -> Sequence[str]: ...
+    @property
+    def do(self) -> str: ...
+    @property
+    def tools(self) -> Sequence[str]: ...
+    @property
+    def fallback(self) -> str | None: ...
+    @property
+    def waits_for_input(self) -> bool: ...
+    @property
+    def parallel(self) -> bool: ...
+
+
+def render_steps(ref: str, goal: str, steps: Sequence[StepLike], language: str = "zh") -> str:
+    """An SOP as a numbered list for a room announcement (``1. pm：立题与提纲``)."""
+    zh = language.startswith("zh")
+    colon, sep, semi = ("：", "、", "；") if zh else (": ", ", ", "; ")
+    words = (
+        ("工具", "等待人工确认", "并行", "兜底")
+        if zh
+        else ("tools", "waits for human input", "in parallel", "fallback")
+    )
+    out = [f"SOP {ref}{colon}{goal}"]
+    for n, step in enumerate(steps, start=1):
+        who = sep.join(step.speakers)
+        if step.parallel:
+            who += f"（{words[2]}）" if zh else f" ({words[2]})"
+        notes = []
+        if step.tools:
+            notes.append(f"{words[0]}{colon}{', '.join(step.tools)}")
+        if step.waits_for_input:
+            notes.append(words[1])
+        if step.fallback:
+            notes.append(f"{words[3]}{colon}{step.fallback}")
+        tail = ""
+        if notes:
+            tail = f"（{semi.join(notes)}）" if zh else f" ({semi.join(notes)})"
+        out.append(f"{n}. {who}{colon}{step.do}{tail}")
+    return "\n".join(out)
 
 
 def split_front_matter(text: str, path: Path) -> tuple[str, str, int]:

@@ -14,6 +14,7 @@ from framework.errors import InputError, StaffroomError
 from framework.settings import Settings
 from framework.surfaces.cli import memory as memory_cmds
 from framework.surfaces.cli import run as run_cmds
+from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli import validate as validate_cmds
 
 app = typer.Typer(
@@ -91,6 +92,17 @@ def history(
 
 
 @app.command()
+def replay(
+    session: Annotated[str, typer.Argument(help="Session key, e.g. room:launch-42.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Show a session again, with the SOP version it ran on."""
+    raise typer.Exit(
+        asyncio.run(run_cmds.replay_session(_settings(data_dir, None), session, console))
+    )
+
+
+@app.command()
 def consolidate(
     session: Annotated[
         str, typer.Argument(help="Session key, e.g. room:launch-42 or dm:alice@pm.")
@@ -132,6 +144,9 @@ def schema(
 ) -> None:
     """Print JSON Schema for editors."""
     raise typer.Exit(validate_cmds.print_schema(kind, console))
+
+
+app.add_typer(sop_cmds.app, name="sop")
 
 
 def main() -> None:

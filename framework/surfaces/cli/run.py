@@ -8,11 +8,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from framework.runtime.room import Room
 from framework.sessions.keys import SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
+from framework.sop.store import SopStore
+from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
 from framework.surfaces.cli.render import render_event
 
@@ -158,5 +161,30 @@ def show_history(
             render_event(console, event)
     for problem in log.problems:
         console.print(f"[yellow]warning: {problem}[/]")
+    store.close()
+    return 0
+
+
+async def replay_session(settings: Settings, session: str, console: Console) -> int:
+    """Show a session again with the SOP version it ran on (not today's best)."""
+    key = SessionKey.parse(session)
+    store = SessionStore(settings.data_dir)
+    if not store.log_path(key).exists():
+        console.print(f"[red]no session {key} in {settings.data_dir / 'sessions'}[/]")
+        return 2
+    events = store.log(key).read_all()
+    refs = [str(e.meta["sop"]) for e in events if e.meta.get("entry") and e.meta.get("sop")]
+    if refs:
+        sops = await SopStore.open(settings.data_dir / "sops.sqlite")
+        try:
+            for ref in dict.fromkeys(refs):
+                sop_id, _, number = ref.rpartition("@")
+                version = await sops.get(sop_id, int(number))
+                console.print(f"[bold]ran on {ref}[/] ({version.status})")
+                console.print(escape(render_steps(ref, version.goal, version.steps)))
+        finally:
+            await sops.close()
+    for event in events:
+        render_event(console, event)
     store.close()
     return 0

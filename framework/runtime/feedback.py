@@ -1,0 +1,107 @@
+"""At the end of an SOP run: store the group's outcome against its version, revise the SOP."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from framework.runtime.deps import RoomDeps
+from framework.sessions.events import Event, EventKind
+from framework.sessions.jsonl_log import JsonlLog
+from framework.sessions.keys import Channel
+from framework.sop.edits import describe
+from framework.sop.extraction import extract_draft
+from framework.sop.outcomes import run_outcome
+
+
+def run_events(log: JsonlLog, entry_id: str) -> list[Event]:
+    """The events from the room entry ``entry_id`` to now, read from the end of the log."""
+    chunk = 256
+    while True:
+        events = log.tail(chunk)
+        ids = [e.id for e in events]
+        if entry_id in ids:
+            return events[ids.index(entry_id) :]
+        if len(events) < chunk:
+            return events
+        chunk *= 4
+
+
+async def close_run(
+    deps: RoomDeps, writer: Callable[[Any], None], state: Mapping[str, Any], reason: str
+) -> None:
+    """Record the run's outcome (once) and, by the scenario's policy, propose the next version."""
+    sop_ref = state.get("sop")
+    epoch = state["epoch"]
+    done_id = f"{epoch}-feedback"
+    if not sop_ref or deps.log.has(done_id):
+        return
+    events = run_events(deps.log, f"{epoch}-entry")
+    outcome = run_outcome(events, sop_ref=sop_ref, session=str(deps.key), reason=reason)
+    settings = deps.plan.scenario.settings
+    revision = await deps.sops.record_run(
+        outcome,
+        feedback=settings.sop_feedback,
+        auto_publish=settings.sop_auto_publish,
+        reviewers=settings.sop_reviewers,
+    )
+    content: dict[str, Any] = {
+        "outcome": {
+            "sop": sop_ref,
+            "success": outcome.success,
+            "score": outcome.score,
+            "corrections": len(outcome.corrections),
+            "off_sop_turns": outcome.off_sop_turns,
+            "human_interventions": outcome.human_interventions,
+            "duration_s": round(outcome.duration_s, 3),
+        }
+    }
+    if revision is not None:
+        content["revision"] = {
+            "sop": revision.version.ref,
+            "status": str(revision.version.status),
+            "why": revision.version.change_log[-1].why,
+            "edits": [describe(op) for op in revision.ops],
+            "reviewers": list(settings.sop_reviewers),
+        }
+    deps.emit(writer, EventKind.PLAN, "system", content, id=done_id, meta={"sop": sop_ref})
+
+
+async def save_as_sop(deps: RoomDeps, writer: Callable[[Any], None], message_id: str) -> None:
+    """A person asked to keep this way of working: store an SOP draft distilled from the session.
+
+    In a room the draft is the next version of the room's SOP (or a new ``<scenario>-practice``
+    SOP); in a DM a ``<employee>-practice`` SOP scoped to that employee, which is recommended
+    to the employee's other users once published.
+    """
+    done_id = f"extract-{message_id}"
+    if deps.log.has(done_id):
+        return
+    scenario = deps.plan.scenario
+    if deps.key.channel == Channel.DM:
+        employee = scenario.participants[0]
+        sop_id, scope = f"{employee}-practice", f"employee:{employee}"
+    elif deps.plan.sop is not None:
+        sop_id, scope = deps.plan.sop.sop_id, deps.plan.sop.scope
+    else:
+        sop_id, scope = f"{scenario.id}-practice", f"scenario:{scenario.id}"
+    store = deps.sops.store
+    version = await store.next_version(sop_id)
+    # Extraction is rare and explicit: reading the whole session is the point.
+    draft = extract_draft(
+        deps.log.read_all(), sop_id=sop_id, version=version, scope=scope, session=str(deps.key)
+    )
+    if draft is None:
+        content: dict[str, Any] = {"extracted": None, "why": "no employee turn to learn from yet"}
+    else:
+        stored = await store.add_version(draft)
+        content = {
+            "extracted": stored.ref,
+            "status": str(stored.status),
+            "steps": [f"{'/'.join(s.speakers)}: {s.do}" for s in stored.steps],
+            "review": f"staffroom sop show {stored.ref}; "
+            f"staffroom sop approve {stored.ref} --by NAME",
+        }
+    deps.emit(
+        writer, EventKind.PLAN, "system", content, id=done_id, meta={"sop": content["extracted"]}
+    )

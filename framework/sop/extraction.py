@@ -1,0 +1,80 @@
+"""Path 1 of seed 000 §5.1: distil an SOP draft from a finished session.
+
+Triggered when a person says "把这套做法记下来" / "save this as an SOP" (or at the end of a
+task). The draft holds the goal, the key steps in the order they happened (who did what),
+the tools each step used and the fallbacks that were needed; it waits for review.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from framework.sessions.events import Event, EventKind, utc_now
+from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step
+
+_SAVE = re.compile(
+    r"把这套(?:做法|流程|方法)(?:记下来|存下来|沉淀下来)|记下这套(?:做法|流程)|"
+    r"save (?:this|it) as an? sop|remember this (?:procedure|process|workflow)",
+    re.IGNORECASE,
+)
+
+
+def is_save_request(text: str) -> bool:
+    """Whether a person asks to keep the way of working as an SOP."""
+    return bool(_SAVE.search(text))
+
+
+def _first_sentence(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.replace("[simulated]", "").split())
+    cut = re.split(r"(?<=[。！？.!?])\s*", flat, maxsplit=1)[0]
+    return cut if len(cut) <= limit else cut[: limit - 1] + "…"
+
+
+def extract_draft(
+    events: Sequence[Event], *, sop_id: str, version: int, scope: str, session: str
+) -> SopVersion | None:
+    """An SOP draft from a session's events, or None when no employee did anything yet.
+
+    One step per employee turn: the SOP step it served (when the room had one) or the
+    request it answered, the tools it called, and a fallback when the turn hit an error.
+    """
+    steps: list[Step] = []
+    request = ""
+    goal = ""
+    tools: list[str] = []
+    trouble: list[str] = []
+    for event in events:
+        if event.kind == EventKind.MESSAGE and event.meta.get("human"):
+            if not is_save_request(event.text):
+                request = _first_sentence(event.text)
+                goal = goal or request
+        elif event.kind == EventKind.SOP_STEP and isinstance(event.content, dict):
+            request = str(event.content.get("do", request))
+        elif event.kind == EventKind.TOOL_CALL and isinstance(event.content, dict):
+            name = str(event.content.get("name"))
+            if name not in tools and name != "memory":
+                tools.append(name)
+        elif event.kind == EventKind.ERROR and isinstance(event.content, dict):
+            trouble.append(str(event.content.get("error")))
+        elif event.kind == EventKind.MESSAGE:
+            do = request or _first_sentence(event.text)
+            fallback = f"出错时（{', '.join(trouble)}）先说明再重试" if trouble else None
+            step = Step((event.author,), do, tuple(tools), fallback)
+            if not steps or steps[-1] != step:
+                steps.append(step)
+            tools, trouble = [], []
+    if not steps:
+        return None
+    return SopVersion(
+        sop_id=sop_id,
+        version=version,
+        goal=goal or steps[0].do,
+        scope=scope,
+        steps=tuple(steps),
+        status=Status.DRAFT,
+        change_log=(
+            ChangeLogEntry(version, "从会话中提炼（用户要求记下这套做法）", "extraction", session),
+        ),
+        created_at=utc_now(),
+    )

@@ -1,0 +1,125 @@
+"""The SOP library as rooms use it: best version, explanations, and feedback from outcomes.
+
+Composes the store (persistence), scoring (which version wins, and why) and the reviser
+(outcomes -> edit operations -> a new version). One path applies edits, whether they came from
+the rule-based reviser (offline) or a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from framework.errors import UnknownNameError
+from framework.sessions.events import utc_now
+from framework.sop.edits import EditOp, apply_edits
+from framework.sop.library_io import import_library
+from framework.sop.model import ChangeLogEntry, Outcome, SopVersion, Status
+from framework.sop.reviser import propose_edits, revision_reason
+from framework.sop.scoring import Candidate, Choice, ScoringPolicy, choose_best
+from framework.sop.store import SopStore
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """A version proposed from outcomes."""
+
+    version: SopVersion
+    ops: list[EditOp]
+    published: bool
+
+
+class SopService:
+    """Best-version selection and the outcome -> revision loop over one store."""
+
+    def __init__(self, store: SopStore, policy: ScoringPolicy | None = None) -> None:
+        self.store = store
+        self.policy = policy or ScoringPolicy()
+
+    @classmethod
+    async def open(cls, path: Path, library: Path | None = None) -> SopService:
+        """Open the store at ``path`` and import the SOP cards under ``library`` (idempotent)."""
+        store = await SopStore.open(path)
+        if library is not None and library.is_dir():
+            await import_library(store, library)
+        return cls(store)
+
+    async def close(self) -> None:
+        """Close the store."""
+        await self.store.close()
+
+    async def candidates(self, sop_id: str) -> list[Candidate]:
+        """Every version of ``sop_id`` with its metrics."""
+        return [
+            Candidate(v, await self.store.metrics(v.ref)) for v in await self.store.versions(sop_id)
+        ]
+
+    async def choose(self, sop_id: str) -> Choice:
+        """The scored choice among ``sop_id``'s versions (see ``staffroom sop explain``)."""
+        return choose_best(await self.candidates(sop_id), now=datetime.now(UTC), policy=self.policy)
+
+    async def best(self, sop_id: str) -> SopVersion:
+        """The best published version of ``sop_id``."""
+        choice = await self.choose(sop_id)
+        if choice.winner is None:
+            raise UnknownNameError(
+                f"SOP '{sop_id}' has no published version",
+                field="sop",
+                fix=f"publish one: staffroom sop publish {sop_id} VERSION",
+            )
+        return choice.winner.version
+
+    async def record_run(
+        self,
+        outcome: Outcome,
+        *,
+        feedback: bool = True,
+        auto_publish: bool = False,
+        reviewers: Sequence[str] = (),
+    ) -> Revision | None:
+        """Store a run's outcome against its version and, with ``feedback``, propose the next.
+
+        The proposal is a draft awaiting ``reviewers``, or is published at once when
+        ``auto_publish`` (the scenario's policy) says so. A proposal whose steps equal an
+        existing version's is not stored again.
+        """
+        await self.store.record_outcome(outcome)
+        if not feedback:
+            return None
+        sop_id, _, number = outcome.sop_ref.rpartition("@")
+        current = await self.store.get(sop_id, int(number))
+        ops = propose_edits(current, await self.store.outcomes(current.ref))
+        if not ops:
+            return None
+        steps = apply_edits(current.steps, ops)
+        existing = await self.store.versions(sop_id)
+        if any(v.steps == steps for v in existing if v.status != Status.DEPRECATED):
+            return None
+        version = await self.store.next_version(sop_id)
+        entry = ChangeLogEntry(version, revision_reason(ops), by="reviser", source=outcome.session)
+        draft = replace(
+            current,
+            version=version,
+            steps=steps,
+            status=Status.DRAFT,
+            change_log=(*current.change_log, entry),
+            approvals=(),
+            created_at=utc_now(),
+        )
+        stored = await self.store.add_version(draft)
+        if auto_publish:
+            stored = await self.store.publish(sop_id, version)
+            await self.store.record_replacement(current.ref, stored.ref)
+        return Revision(stored, ops, published=auto_publish)
+
+
+def ensure_known(sop_id: str, ids: Sequence[str]) -> None:
+    """Raise a clear error when ``sop_id`` is not in the store."""
+    if sop_id not in ids:
+        raise UnknownNameError(
+            f"unknown SOP '{sop_id}'",
+            field="sop",
+            fix=f"known SOPs: {', '.join(ids) or 'none'} (import cards with: staffroom sop import)",
+        )

@@ -1,0 +1,270 @@
+"""``staffroom sop ...``: the SOP library for admins and managers, with readable tables."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from framework.settings import Settings
+from framework.sop.edits import diff_steps
+from framework.sop.library_io import export_library, import_library
+from framework.sop.service import SopService, ensure_known
+from framework.specs.sop_card import render_steps
+
+app = typer.Typer(
+    help="Versioned SOPs: list, show, diff, review, explain, measure.", no_args_is_help=True
+)
+# Piped output gets a wide console so tables keep whole ids (terminals use their width).
+console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+
+def _run(settings: Settings, job: Callable[[SopService], Awaitable[None]]) -> None:
+    async def main() -> None:
+        service = await SopService.open(
+            settings.data_dir / "sops.sqlite", settings.project_dir / "sop_library"
+        )
+        try:
+            await job(service)
+        finally:
+            await service.close()
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(main())
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    obj = ctx.obj or {}
+    return Settings.from_env(data_dir=obj.get("data_dir"), project_dir=obj.get("project"))
+
+
+def _split(ref: str) -> tuple[str, int | None]:
+    sop_id, _, version = ref.partition("@")
+    return sop_id, int(version) if version.isdigit() else None
+
+
+@app.callback()
+def options(
+    ctx: typer.Context,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data folder.")] = None,
+    project: Annotated[Path | None, typer.Option("--project", help="Project folder.")] = None,
+) -> None:
+    """Options shared by the sop commands."""
+    ctx.obj = {"data_dir": data_dir, "project": project}
+
+
+@app.command("list")
+def list_(ctx: typer.Context) -> None:
+    """Every SOP with its versions, status and run counts."""
+
+    async def job(service: SopService) -> None:
+        table = Table("sop", "version", "status", "scope", "runs", "success", "corrections", "why")
+        for sop_id in await service.store.sop_ids():
+            for v in await service.store.versions(sop_id):
+                m = await service.store.metrics(v.ref)
+                why = v.change_log[-1].why if v.change_log else ""
+                rate = f"{m.successes / m.runs:.0%}" if m.runs else "-"
+                table.add_row(
+                    sop_id,
+                    str(v.version),
+                    str(v.status),
+                    v.scope,
+                    str(m.runs),
+                    rate,
+                    str(m.corrections),
+                    escape(why),
+                )
+        console.print(table)
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="ID or ID@VERSION")]) -> None:
+    """One version: steps, change log, approvals."""
+
+    async def job(service: SopService) -> None:
+        sop_id, version = _split(ref)
+        ensure_known(sop_id, await service.store.sop_ids())
+        v = await service.store.get(sop_id, version)
+        console.print(f"[bold]{v.ref}[/] · {v.status} · {escape(v.scope)}")
+        console.print(escape(render_steps(v.ref, v.goal, v.steps)))
+        for entry in v.change_log:
+            source = f" (from {entry.source})" if entry.source else ""
+            console.print(
+                f"  v{entry.version}: {escape(entry.why)} — {entry.by or '?'}{escape(source)}"
+            )
+        for approval in v.approvals:
+            console.print(f"  approved by {escape(approval.reviewer)} at {approval.at}")
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def diff(ctx: typer.Context, sop_id: str, v1: int, v2: int) -> None:
+    """Step-level diff between two versions."""
+
+    async def job(service: SopService) -> None:
+        ensure_known(sop_id, await service.store.sop_ids())
+        a, b = await service.store.get(sop_id, v1), await service.store.get(sop_id, v2)
+        for line in diff_steps(a.steps, b.steps):
+            style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
+            console.print(f"[{style}]{escape(line)}[/]")
+        for entry in b.change_log:
+            if entry.version > a.version:
+                console.print(f"v{entry.version}: {escape(entry.why)}")
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option("--by")]) -> None:
+    """Record a reviewer's approval of a draft (ID@VERSION)."""
+
+    async def job(service: SopService) -> None:
+        sop_id, version = _split(ref)
+        v = await service.store.approve(sop_id, version or 0, reviewer)
+        console.print(f"{v.ref}: approved by {', '.join(a.reviewer for a in v.approvals)}")
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def publish(
+    ctx: typer.Context,
+    ref: str,
+    reviewers: Annotated[
+        list[str] | None, typer.Option("--require", help="Reviewer who must have approved.")
+    ] = None,
+) -> None:
+    """Publish a draft (ID@VERSION) once its required reviewers approved."""
+
+    async def job(service: SopService) -> None:
+        sop_id, version = _split(ref)
+        v = await service.store.publish(sop_id, version or 0, required_reviewers=reviewers or [])
+        console.print(f"{v.ref} is {v.status}")
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def deprecate(ctx: typer.Context, ref: str, reason: Annotated[str, typer.Option("--why")]) -> None:
+    """Deprecate a version (ID@VERSION); it stays for replay."""
+
+    async def job(service: SopService) -> None:
+        sop_id, version = _split(ref)
+        v = await service.store.deprecate(sop_id, version or 0, reason)
+        console.print(f"{v.ref} is {v.status}")
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def explain(ctx: typer.Context, sop_id: str) -> None:
+    """Every candidate's score and why the winner won."""
+
+    async def job(service: SopService) -> None:
+        ensure_known(sop_id, await service.store.sop_ids())
+        for line in (await service.choose(sop_id)).explain():
+            console.print(escape(line))
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def metrics(ctx: typer.Context, sop_id: str) -> None:
+    """Run metrics per version."""
+
+    async def job(service: SopService) -> None:
+        ensure_known(sop_id, await service.store.sop_ids())
+        table = Table(
+            "version",
+            "status",
+            "referenced",
+            "runs",
+            "success",
+            "corrections",
+            "mean s",
+            "replaced",
+            "hit rate per user",
+        )
+        for v in await service.store.versions(sop_id):
+            m = await service.store.metrics(v.ref)
+            hits = ", ".join(f"{u} {r:.0%}" for u, r in sorted(m.hit_rate_by_user.items()))
+            table.add_row(
+                str(v.version),
+                str(v.status),
+                str(m.references),
+                str(m.runs),
+                f"{m.successes}/{m.runs}",
+                str(m.corrections),
+                f"{m.mean_duration_s:.1f}",
+                str(m.replaced),
+                escape(hits) or "-",
+            )
+        console.print(table)
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def report(ctx: typer.Context, sop_id: str) -> None:
+    """The managers' view: hit rate per user, the correction trajectory, what was replaced."""
+
+    async def job(service: SopService) -> None:
+        ensure_known(sop_id, await service.store.sop_ids())
+        versions = await service.store.versions(sop_id)
+        console.print(f"[bold]{sop_id}[/]: {len(versions)} version(s)")
+        for v in versions:
+            m = await service.store.metrics(v.ref)
+            per_run = m.corrections / m.runs if m.runs else 0.0
+            console.print(
+                f"  {v.ref} [{v.status}] runs {m.runs}, corrections/run {per_run:.2f}, "
+                f"replaced {m.replaced}x"
+            )
+            kinds: dict[str, int] = {}
+            for outcome in await service.store.outcomes(v.ref):
+                for c in outcome.corrections:
+                    kinds[f"{c.kind}: {c.detail}"] = kinds.get(f"{c.kind}: {c.detail}", 0) + 1
+            for text, count in sorted(kinds.items(), key=lambda kv: -kv[1])[:5]:
+                console.print(f"    {count}x {escape(text)}")
+            users = ", ".join(f"{u} {r:.0%}" for u, r in sorted(m.hit_rate_by_user.items()))
+            if users:
+                console.print(f"    hit rate per user: {escape(users)}")
+        console.print(
+            "Use the recurring corrections to improve the role prompts, tools or the "
+            "scenario template."
+        )
+
+    _run(_settings(ctx), job)
+
+
+@app.command("import")
+def import_(ctx: typer.Context, folder: Annotated[Path | None, typer.Argument()] = None) -> None:
+    """Import SOP cards (default: the project's sop_library/)."""
+
+    async def job(service: SopService) -> None:
+        report = await import_library(
+            service.store, folder or _settings(ctx).project_dir / "sop_library"
+        )
+        console.print(escape(str(report)))
+
+    _run(_settings(ctx), job)
+
+
+@app.command()
+def export(ctx: typer.Context, folder: Path) -> None:
+    """Write every version as a card file (folder/<id>/v<N>.md) for review in git."""
+
+    async def job(service: SopService) -> None:
+        for path in await export_library(service.store, folder):
+            console.print(str(path))
+
+    _run(_settings(ctx), job)

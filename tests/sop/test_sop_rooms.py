@@ -1,0 +1,99 @@
+"""SOPs in rooms through the public API: best version, feedback, review, extraction, sharing."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from framework import Event, EventKind, Settings, Staffroom
+from framework.sop.model import Status
+
+
+async def drain(events: AsyncIterator[Event]) -> list[Event]:
+    return [e async for e in events]
+
+
+def feedback_of(room_events: list[Event]) -> dict[str, object]:
+    plan = next(e for e in room_events if e.kind == EventKind.PLAN and "outcome" in e.content)
+    return dict(plan.content)
+
+
+CORRECTION = "纠正: order 3 before 2 先定配图再写正文\n评分: 2/5"
+
+
+async def test_outcome_feedback_drafts_a_revision_that_runs_once_reviewed(
+    staff: Staffroom,
+) -> None:
+    first = await staff.room("fb-1", "tech-article")
+    await drain(first.start())
+    events = await drain(first.post(CORRECTION, author="author"))
+    feedback = feedback_of(events)
+    assert feedback["outcome"] == {
+        "sop": "tech-article@1",
+        "success": False,
+        "score": 0.4,
+        "corrections": 1,
+        "off_sop_turns": 0,
+        "human_interventions": 1,
+        "duration_s": feedback["outcome"]["duration_s"],  # type: ignore[index]
+    }
+    revision = feedback["revision"]
+    assert revision["sop"] == "tech-article@2" and revision["status"] == "draft"  # type: ignore[index]
+    draft = await staff.sops.store.get("tech-article", 2)
+    assert [s.speakers[0] for s in draft.steps] == ["pm", "designer", "engineer", "pm"]
+    assert "先定配图再写正文" in draft.change_log[-1].why
+    assert draft.change_log[-1].source == "room:fb-1"
+
+    # A draft is not used until reviewed: the next room still runs on v1.
+    second = await staff.room("fb-2", "tech-article")
+    assert (await drain(second.start()))[0].content["sop"] == "tech-article@1"
+    await staff.sops.store.approve("tech-article", 2, "author")
+    await staff.sops.store.approve("tech-article", 2, "team-lead")
+    published = await staff.sops.store.publish(
+        "tech-article", 2, required_reviewers=["author", "team-lead"]
+    )
+    assert published.status == Status.PUBLISHED
+    third = await staff.room("fb-3", "tech-article")
+    entry = (await drain(third.start()))[0]
+    assert entry.content["sop"] == "tech-article@2"
+    # The old room keeps the version it ran on.
+    assert first.history()[0].content["sop"] == "tech-article@1"
+
+
+async def test_auto_publish_policy_puts_the_revision_into_the_next_run(staff: Staffroom) -> None:
+    scenario = staff.catalog.scenario("tech-article").model_copy(deep=True)
+    scenario.settings.sop_auto_publish = True
+    room = await staff.room("auto-1", scenario)
+    await drain(room.start())
+    await drain(room.post(CORRECTION, author="author"))
+    nxt = await staff.room("auto-2", scenario)
+    assert (await drain(nxt.start()))[0].content["sop"] == "tech-article@2"
+    metrics = await staff.sops.store.metrics("tech-article@1")
+    assert metrics.runs == 1 and metrics.corrections == 1 and metrics.replaced == 1
+
+
+async def test_save_phrase_extracts_a_draft_that_is_recommended_once_published(
+    settings: Settings,
+) -> None:
+    async with await Staffroom.open(settings=settings) as staff:
+        dm = await staff.dm("engineer", "alice")
+        await drain(dm.post("帮我评估一下灰度方案", author="alice"))
+        await drain(dm.post("再补充回滚预案", author="alice"))
+        events = await drain(dm.post("把这套做法记下来", author="alice"))
+        extracted = next(e for e in events if e.kind == EventKind.PLAN)
+        assert extracted.content["extracted"] == "engineer-practice@1"
+        draft = await staff.sops.store.get("engineer-practice", 1)
+        assert draft.status == Status.DRAFT and draft.scope == "employee:engineer"
+        assert [s.do for s in draft.steps][:2] == ["帮我评估一下灰度方案", "再补充回滚预案"]
+        assert "engineer-practice" not in await staff.recommendations("engineer")
+        await staff.sops.store.publish("engineer-practice", 1)
+        bob = await staff.dm("engineer", "bob")
+        first = await drain(bob.post("你好", author="bob"))
+        entry = next(e for e in first if e.kind == EventKind.PLAN)
+        assert "engineer-practice@1" in entry.content["announcement"]
+
+
+async def test_english_save_phrase_works_too(staff: Staffroom) -> None:
+    dm = await staff.dm("pm", "carol")
+    await drain(dm.post("Draft a launch checklist", author="carol"))
+    events = await drain(dm.post("Please save this as an SOP", author="carol"))
+    assert any(e.kind == EventKind.PLAN and e.content.get("extracted") for e in events)
