@@ -18,7 +18,13 @@ from framework.sop.edits import EditOp, apply_edits
 from framework.sop.library_io import import_library
 from framework.sop.model import ChangeLogEntry, Outcome, SopVersion, Status
 from framework.sop.reviser import propose_edits, revision_reason
-from framework.sop.scoring import Candidate, Choice, ScoringPolicy, choose_best
+from framework.sop.scoring import (
+    Candidate,
+    Choice,
+    ScoringPolicy,
+    auto_deprecate,
+    choose_best,
+)
 from framework.sop.store import SopStore
 
 
@@ -71,6 +77,16 @@ class SopService:
             )
         return choice.winner.version
 
+    async def sink(self, sop_id: str) -> list[tuple[SopVersion, str]]:
+        """Deprecate published versions whose outcomes fell below the policy's threshold.
+
+        Never the only published version; the reason is written to the change log.
+        """
+        sunk = auto_deprecate(await self.candidates(sop_id), policy=self.policy)
+        for version, reason in sunk:
+            await self.store.deprecate(version.sop_id, version.version, reason, by="auto")
+        return sunk
+
     async def record_run(
         self,
         outcome: Outcome,
@@ -86,9 +102,10 @@ class SopService:
         existing version's is not stored again.
         """
         await self.store.record_outcome(outcome)
+        sop_id, _, number = outcome.sop_ref.rpartition("@")
+        await self.sink(sop_id)
         if not feedback:
             return None
-        sop_id, _, number = outcome.sop_ref.rpartition("@")
         current = await self.store.get(sop_id, int(number))
         ops = propose_edits(current, await self.store.outcomes(current.ref))
         if not ops:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 from framework import Event, EventKind, Settings, Staffroom
-from framework.sop.model import Status
+from framework.sop.model import Outcome, Status
 
 
 async def drain(events: AsyncIterator[Event]) -> list[Event]:
@@ -97,3 +98,17 @@ async def test_english_save_phrase_works_too(staff: Staffroom) -> None:
     await drain(dm.post("Draft a launch checklist", author="carol"))
     events = await drain(dm.post("Please save this as an SOP", author="carol"))
     assert any(e.kind == EventKind.PLAN and e.content.get("extracted") for e in events)
+
+
+async def test_a_version_with_too_much_negative_feedback_is_deprecated(staff: Staffroom) -> None:
+    store = staff.sops.store
+    v1 = await store.get("tech-article", 1)
+    await store.add_version(replace(v1, version=2, status=Status.DRAFT, change_log=()))
+    await store.publish("tech-article", 2)
+    for i in range(6):
+        outcome = Outcome(sop_ref="tech-article@2", session=f"room:s{i}", success=False, at=f"t{i}")
+        await staff.sops.record_run(outcome, feedback=False)
+    v2 = await store.get("tech-article", 2)
+    assert v2.status == Status.DEPRECATED
+    assert "deprecated" in v2.change_log[-1].why
+    assert (await staff.sops.best("tech-article")).version == 1
