@@ -19,6 +19,7 @@ from langgraph.types import Command, interrupt
 
 from framework.runtime.deps import RoomDeps
 from framework.runtime.feedback import close_run, save_as_sop
+from framework.runtime.parallel import LanePayload, fan_out, join, lane
 from framework.runtime.routing import is_stop, parse_mentions
 from framework.runtime.selectors import select_speaker
 from framework.runtime.state import RoomState
@@ -156,6 +157,8 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             id=f"{state['epoch']}-t{state['turns']:04d}-step",
             meta={"sop": state.get("sop"), "step": step["n"]},
         )
+        if step.get("parallel") and len(step["speakers"]) > 1:
+            return fan_out(state, state["step"], update)
         queue = [
             {"employee": e, "why": "sop_step", "step": state["step"]} for e in step["speakers"]
         ]
@@ -223,7 +226,11 @@ def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> RoomGraph:
     """Compile the room graph (the same for every room; rooms differ by their context)."""
     builder = StateGraph(RoomState, context_schema=RoomDeps)
     builder.add_node("enter", enter)
-    builder.add_node("route", route, destinations=("turn", END))
+    builder.add_node("route", route, destinations=("turn", "lane", END))
+    # Its input is the Send payload, not the room state; langgraph's overloads miss that case.
+    builder.add_node("lane", lane, input_schema=LanePayload)  # type: ignore[call-overload]
+    builder.add_node("join", join, destinations=("route", "human"))
+    builder.add_edge("lane", "join")
     builder.add_node("turn", turn, destinations=("route", "human"))
     builder.add_node("human", human, destinations=("route",))
     builder.add_edge(START, "enter")

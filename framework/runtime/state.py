@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
+
+
+def merge_lanes(
+    old: list[dict[str, Any]] | None, new: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Reducer for parallel lanes: results add up; ``None`` clears them for the next step."""
+    if new is None:
+        return []
+    return [*(old or []), *new]
 
 
 class RoomState(TypedDict, total=False):
@@ -36,4 +45,6 @@ class RoomState(TypedDict, total=False):
     current: dict[str, Any] | None
     last_speaker: str | None
     last_error: bool
+    lanes: Annotated[list[dict[str, Any]], merge_lanes]
+    """Results of the lanes of a parallel step, joined by the ``join`` node."""
     stop_reason: str | None

@@ -1,0 +1,74 @@
+"""Parallel SOP steps: one LangGraph ``Send`` per speaker, run at once, then joined.
+
+A step marked ``parallel`` with several speakers fans out to ``lane`` tasks in one
+superstep (their model calls overlap); ``join`` runs once they have all finished, counts
+their turns and moves the SOP on (or pauses for a person when the step waits for input).
+Each lane's events get their own id prefix, so a re-run after a crash adds nothing twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
+
+from framework.runtime.deps import RoomDeps
+from framework.runtime.state import RoomState
+from framework.runtime.turn import run_turn
+
+
+class LanePayload(TypedDict):
+    """What a ``Send`` hands one lane."""
+
+    pick: dict[str, Any]
+    step: dict[str, Any]
+    prefix: str
+
+
+def fan_out(state: RoomState, step_index: int, update: dict[str, Any]) -> Command[Any]:
+    """Send every speaker of a parallel step to its own lane."""
+    step = state["steps"][step_index]
+    sends = [
+        Send(
+            "lane",
+            LanePayload(
+                pick={"employee": employee, "why": "sop_step", "step": step_index},
+                step=step,
+                prefix=f"{state['epoch']}-t{state['turns']:04d}-p{lane}",
+            ),
+        )
+        for lane, employee in enumerate(step["speakers"])
+    ]
+    return Command(goto=sends, update={**update, "lanes": None})
+
+
+async def lane(payload: LanePayload, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
+    """One speaker's turn of a parallel step."""
+    result = await run_turn(
+        runtime.context,
+        runtime.stream_writer,
+        pick=payload["pick"],
+        step=payload["step"],
+        prefix=payload["prefix"],
+    )
+    return {"lanes": [{"employee": payload["pick"]["employee"], "ok": result.ok}]}
+
+
+async def join(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+    """All lanes are done: count their turns, advance the step, wait if the step says so."""
+    lanes = state.get("lanes") or []
+    step_index = state["step"]
+    step = state["steps"][step_index]
+    ok = all(entry["ok"] for entry in lanes)
+    update: dict[str, Any] = {
+        "turns": state["turns"] + len(lanes),
+        "run_turns": state["run_turns"] + len(lanes),
+        "last_speaker": lanes[-1]["employee"] if lanes else state.get("last_speaker"),
+        "last_error": not ok,
+        "lanes": None,
+    }
+    if not ok:
+        return Command(goto="human", update=update)  # the step is retried after a person answers
+    update["step"] = step_index + 1
+    return Command(goto="human" if step["waits_for_input"] else "route", update=update)
