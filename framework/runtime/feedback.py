@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from framework.models.simulator import SimulatedChatModel
 from framework.runtime.deps import RoomDeps
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
 from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
+from framework.sop.model_reviser import model_reviser, rule_reviser
 from framework.sop.outcomes import run_outcome
 
 
@@ -39,11 +41,19 @@ async def close_run(
     events = run_events(deps.log, f"{epoch}-entry")
     outcome = run_outcome(events, sop_ref=sop_ref, session=str(deps.key), reason=reason)
     settings = deps.plan.scenario.settings
+    # The room's first employee's model revises; the simulator uses the rules instead.
+    model = deps.models[deps.plan.scenario.participants[0]]
+    reviser = (
+        rule_reviser
+        if isinstance(model, SimulatedChatModel)
+        else model_reviser(model, deps.renderer)
+    )
     revision = await deps.sops.record_run(
         outcome,
         feedback=settings.sop_feedback,
         auto_publish=settings.sop_auto_publish,
         reviewers=settings.sop_reviewers,
+        reviser=reviser,
     )
     content: dict[str, Any] = {
         "outcome": {

@@ -17,7 +17,8 @@ from framework.sessions.events import utc_now
 from framework.sop.edits import EditOp, apply_edits
 from framework.sop.library_io import import_library
 from framework.sop.model import ChangeLogEntry, Outcome, SopVersion, Status
-from framework.sop.reviser import propose_edits, revision_reason
+from framework.sop.model_reviser import Reviser, rule_reviser
+from framework.sop.reviser import revision_reason
 from framework.sop.scoring import (
     Candidate,
     Choice,
@@ -94,6 +95,7 @@ class SopService:
         feedback: bool = True,
         auto_publish: bool = False,
         reviewers: Sequence[str] = (),
+        reviser: Reviser = rule_reviser,
     ) -> Revision | None:
         """Store a run's outcome against its version and, with ``feedback``, propose the next.
 
@@ -107,7 +109,7 @@ class SopService:
         if not feedback:
             return None
         current = await self.store.get(sop_id, int(number))
-        ops = propose_edits(current, await self.store.outcomes(current.ref))
+        ops = await reviser(current, await self.store.outcomes(current.ref))
         if not ops:
             return None
         steps = apply_edits(current.steps, ops)

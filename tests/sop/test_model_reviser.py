@@ -1,0 +1,46 @@
+"""With a real model, the reviser is a prompt; its edits go through the same apply path."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+from framework import Event, EventKind, Settings, Staffroom
+from framework.models import ScriptedChatModel
+from framework.specs.model_spec import ModelSpec
+
+
+async def drain(events: AsyncIterator[Event]) -> list[Event]:
+    return [e async for e in events]
+
+
+async def run_with_reviser_reply(settings: Settings, reply: str) -> list[str]:
+    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。", reply])
+
+    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
+        return model if who == "pm" else None
+
+    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
+        room = await staff.room("mr-1", "tech-article")
+        await drain(room.start())
+        events = await drain(room.post("纠正: order 3 before 2 先定配图\n评分: 2/5", author="author"))
+        feedback = next(e for e in events if e.kind == EventKind.PLAN and "outcome" in e.content)
+        assert feedback.content["revision"]["sop"] == "tech-article@2"
+        # The model was shown the steps and the correction.
+        prompt = str(model.calls[-1][0].content)
+        assert "先定配图" in prompt and "2. engineer" in prompt
+        draft = await staff.sops.store.get("tech-article", 2)
+        return [f"{s.speakers[0]}:{s.do[:4]}" for s in draft.steps]
+
+
+async def test_model_edits_are_applied(settings: Settings) -> None:
+    reply = json.dumps(
+        {"edits": [{"op": "add", "speaker": "designer", "do": "封面图", "before": 1, "reason": "x"}]}
+    )
+    steps = await run_with_reviser_reply(settings, reply)
+    assert steps[0] == "designer:封面图" and len(steps) == 5
+
+
+async def test_an_unusable_model_answer_falls_back_to_the_rules(settings: Settings) -> None:
+    steps = await run_with_reviser_reply(settings, "I think it is fine as is")
+    assert [s.split(":")[0] for s in steps] == ["pm", "designer", "engineer", "pm"]
