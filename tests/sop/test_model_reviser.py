@@ -23,7 +23,9 @@ async def run_with_reviser_reply(settings: Settings, reply: str) -> list[str]:
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         room = await staff.room("mr-1", "tech-article")
         await drain(room.start())
-        events = await drain(room.post("纠正: order 3 before 2 先定配图\n评分: 2/5", author="author"))
+        events = await drain(
+            room.post("纠正: order 3 before 2 先定配图\n评分: 2/5", author="author")
+        )
         feedback = next(e for e in events if e.kind == EventKind.PLAN and "outcome" in e.content)
         assert feedback.content["revision"]["sop"] == "tech-article@2"
         # The model was shown the steps and the correction.
@@ -35,7 +37,11 @@ async def run_with_reviser_reply(settings: Settings, reply: str) -> list[str]:
 
 async def test_model_edits_are_applied(settings: Settings) -> None:
     reply = json.dumps(
-        {"edits": [{"op": "add", "speaker": "designer", "do": "封面图", "before": 1, "reason": "x"}]}
+        {
+            "edits": [
+                {"op": "add", "speaker": "designer", "do": "封面图", "before": 1, "reason": "x"}
+            ]
+        }
     )
     steps = await run_with_reviser_reply(settings, reply)
     assert steps[0] == "designer:封面图" and len(steps) == 5
