@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import LanguageModelInput
-from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from framework.memory.statements import LANGUAGE_KEY, stated_facts
 from framework.models.brief import StepBrief, TurnBrief, find_brief
+from framework.models.offline import OfflineChatModel
 
 LABEL = "simulated"
 
@@ -84,7 +80,7 @@ def _tool_names(tools: object) -> list[str]:
     return names
 
 
-class SimulatedChatModel(BaseChatModel):
+class SimulatedChatModel(OfflineChatModel):
     """Deterministic offline stand-in for a chat model (labelled ``simulated``)."""
 
     delay: float = 0.0
@@ -93,16 +89,6 @@ class SimulatedChatModel(BaseChatModel):
     @property
     def _llm_type(self) -> str:
         return "staffroom-simulated"
-
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools as OpenAI-style schemas, like real providers do."""
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
     def _generate(
         self,
