@@ -23,9 +23,12 @@ def staffroom(*args: str) -> subprocess.CompletedProcess[str]:
 def test_sop_lifecycle_from_the_command_line(tmp_path: Path) -> None:
     data = ["--data-dir", str(tmp_path / "d")]
     script = tmp_path / "s.txt"
-    script.write_text("纠正: order 3 before 2 先定配图再写正文\n", encoding="utf-8")
+    # One script line, two lines of message: a correction and a score.
+    script.write_text("纠正: order 3 before 2 先定配图再写正文\\n评分: 2/5\n", encoding="utf-8")
     run = staffroom("run", "tech-article", "--room", "c1", "--script", str(script), *data)
     assert run.returncode == 0, run.stderr
+    assert "◆ outcome of tech-article@1: not a success, score 0.40" in run.stdout
+    assert "◆ proposed tech-article@2 (draft)" in run.stdout
 
     listed = staffroom("sop", *data, "list")
     assert "tech-article" in listed.stdout and "draft" in listed.stdout

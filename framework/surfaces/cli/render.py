@@ -39,6 +39,22 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
         console.print(
             Panel(escape(body), title=f"{escape(title)} · {escape(sop)}", border_style="cyan")
         )
+    elif kind == EventKind.PLAN and isinstance(event.content, dict) and "outcome" in event.content:
+        _render_feedback(console, event.content)
+    elif (
+        kind == EventKind.PLAN and isinstance(event.content, dict) and "extracted" in event.content
+    ):
+        ref = event.content.get("extracted")
+        if ref:
+            steps = "; ".join(event.content.get("steps", []))
+            console.print(
+                f"[bold cyan]◆ SOP draft {escape(str(ref))} extracted:[/] {escape(steps)}"
+            )
+            console.print(f"  [dim]review: {escape(str(event.content.get('review')))}[/]")
+        else:
+            console.print(
+                f"[yellow]◆ nothing to extract: {escape(str(event.content.get('why')))}[/]"
+            )
     elif kind == EventKind.SOP_STEP:
         c = event.content
         speakers = ", ".join(c.get("speakers", []))
@@ -82,3 +98,25 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
         )
     else:
         console.print(f"[dim]{kind} {who}: {escape(event.text)}[/]")
+
+
+def _render_feedback(console: Console, content: dict[str, object]) -> None:
+    """The end-of-run outcome and, if any, the revision it proposed."""
+    o = content["outcome"]
+    if not isinstance(o, dict):
+        return
+    verdict = "success" if o.get("success") else "not a success"
+    score = f", score {o['score']:.2f}" if isinstance(o.get("score"), float) else ""
+    console.print(
+        f"[bold blue]◆ outcome of {escape(str(o.get('sop')))}: {verdict}{score}[/] "
+        f"(corrections {o.get('corrections')}, off-SOP turns {o.get('off_sop_turns')}, "
+        f"human interventions {o.get('human_interventions')})"
+    )
+    revision = content.get("revision")
+    if isinstance(revision, dict):
+        console.print(
+            f"[bold cyan]◆ proposed {escape(str(revision.get('sop')))} "
+            f"({escape(str(revision.get('status')))}): {escape(str(revision.get('why')))}[/]"
+        )
+        for edit in revision.get("edits", []):
+            console.print(f"  [dim]{escape(str(edit))}[/]")

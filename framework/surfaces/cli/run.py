@@ -30,8 +30,12 @@ def _names(room: Room) -> dict[str, str]:
 
 
 def parse_script_line(line: str, humans: list[str]) -> tuple[str, str] | None:
-    """``"author: text"`` (author one of the humans) or plain text by the first human."""
-    text = line.strip()
+    """``"author: text"`` (author one of the humans) or plain text by the first human.
+
+    A literal ``\\n`` in the line becomes a line break, so one script line can post a
+    multi-line message (e.g. a correction and a score).
+    """
+    text = line.strip().replace("\\n", "\n")
     if not text or text.startswith("#"):
         return None
     for sep in (":", "："):
