@@ -45,14 +45,17 @@ def _seconds(start: str, end: str) -> float:
 def run_outcome(events: Sequence[Event], *, sop_ref: str, session: str, reason: str) -> Outcome:
     """The outcome of the run whose events are ``events`` (entry to end, in order).
 
-    Success is the person's stated score when there is one, else: the SOP completed and
-    nobody corrected it. Off-SOP turns are employee turns not driven by an SOP step.
+    Corrections come from people and from models alike (an employee, say a reviewer, may
+    write ``纠正: ...`` too); ``by`` tells them apart. Success is a person's stated score when
+    there is one, else: the SOP completed and nobody corrected it. Off-SOP turns are
+    employee turns not driven by an SOP step.
     """
-    humans = [e for e in events if e.kind == EventKind.MESSAGE and e.meta.get("human")]
-    replies = [e for e in events if e.kind == EventKind.MESSAGE and not e.meta.get("human")]
+    messages = [e for e in events if e.kind == EventKind.MESSAGE]
+    humans = [e for e in messages if e.meta.get("human")]
+    replies = [e for e in messages if not e.meta.get("human")]
     corrections: list[Correction] = []
     score: float | None = None
-    for message in humans:
+    for message in messages:
         parsed = (parse_correction(line) for line in message.text.splitlines())
         for correction in (c for c in parsed if c is not None):
             corrections.append(
@@ -66,8 +69,9 @@ def run_outcome(events: Sequence[Event], *, sop_ref: str, session: str, reason: 
                     before=correction.before,
                 )
             )
-        stated = stated_score(message.text)
-        score = stated if stated is not None else score
+        if message.meta.get("human"):
+            stated = stated_score(message.text)
+            score = stated if stated is not None else score
     success = (
         score >= SUCCESS_AT if score is not None else (reason == "sop_complete" and not corrections)
     )

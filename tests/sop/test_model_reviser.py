@@ -50,3 +50,18 @@ async def test_model_edits_are_applied(settings: Settings) -> None:
 async def test_an_unusable_model_answer_falls_back_to_the_rules(settings: Settings) -> None:
     steps = await run_with_reviser_reply(settings, "I think it is fine as is")
     assert [s.split(":")[0] for s in steps] == ["pm", "designer", "engineer", "pm"]
+
+
+async def test_a_model_can_correct_the_sop_too(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", "纠正: extra 3 配图这一步这次用不上"])
+
+    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
+        return model if who == "pm" else None
+
+    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
+        room = await staff.room("mc-1", "tech-article")
+        await drain(room.start())
+        await drain(room.post("继续", author="author"))
+        (outcome,) = await staff.sops.store.outcomes("tech-article@1")
+        assert [(c.kind, c.step, c.by) for c in outcome.corrections] == [("extra", 3, "pm")]
+        assert (await staff.sops.store.metrics("tech-article@1")).corrections == 1
