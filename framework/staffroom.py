@@ -11,6 +11,7 @@ state, so several can live in one process (tests open one per temporary folder).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -125,7 +126,8 @@ class Staffroom:
             await import_library(self.sops.store, catalog.sop_dir)  # a user project's own SOPs
         catalog.check_scenario(spec)
         versions = {sop_id: await self.sops.best(sop_id) for sop_id in spec.referenced_sop_ids()}
-        return self._room(key, compile_plan(spec, catalog, versions))
+        extra = await self.recommendations(f"scenario:{spec.id}", exclude=list(versions))
+        return self._room(key, compile_plan(spec, catalog, versions, recommended=extra))
 
     def _catalog_for(self, scenario: Scenario) -> Catalog:
         # A scenario file from another project runs against that project's agents and SOPs
@@ -143,20 +145,23 @@ class Staffroom:
                 "title": f"DM with {card.display_name}",
                 "participants": [card.id],
                 "humans": [user],
-                "announcement": {"text": await self.recommendations(card.id)},
+                "announcement": {"text": await self.recommendations(f"employee:{card.id}")},
             }
         )
         key = SessionKey(Channel.DM, f"{user}@{card.id}")
         return self._room(key, compile_plan(scenario, self.catalog, {}))
 
-    async def recommendations(self, employee: str) -> str:
-        """Published SOPs scoped to ``employee``, as text shown (and injected) at DM start.
+    async def recommendations(self, scope: str, *, exclude: Sequence[str] = ()) -> str:
+        """Published SOPs in ``scope`` (``employee:<id>`` or ``scenario:<id>``) as text.
 
-        One user's proven practice, published after review, helps the next user of the
-        same employee from the first message on.
+        Shown (and injected into prompts) at the start of a DM with that employee, or of a
+        room of that scenario: one user's proven practice, published after review, helps
+        the next user from the first message on. ``exclude``: SOPs already driving the room.
         """
         blocks = []
-        for sop_id in await self.sops.store.for_scope(f"employee:{employee}"):
+        for sop_id in await self.sops.store.for_scope(scope):
+            if sop_id in exclude:
+                continue
             choice = await self.sops.choose(sop_id)
             if choice.winner is not None:
                 v = choice.winner.version

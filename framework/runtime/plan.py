@@ -66,7 +66,11 @@ class RoomPlan:
 
 
 def compile_plan(
-    scenario: Scenario, catalog: Catalog, versions: Mapping[str, SopVersion]
+    scenario: Scenario,
+    catalog: Catalog,
+    versions: Mapping[str, SopVersion],
+    *,
+    recommended: str = "",
 ) -> RoomPlan:
     """Cross-check ``scenario`` and fill its announcement's SOP slot from ``versions``.
 
@@ -96,6 +100,8 @@ def compile_plan(
                 fix="write e.g. \"{{ best_sop('tech-article') }}\" with an existing SOP id",
             ) from exc
         text = f"{text}\n\n{slot}".strip()
+    if recommended:
+        text = f"{text}\n\n{recommended}".strip()
     # The first SOP the slot names drives the room; others are only shown.
     sop = chosen[0] if chosen else None
     steps = _resolve_steps(scenario, sop, catalog) if sop else []

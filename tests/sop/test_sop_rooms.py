@@ -85,7 +85,7 @@ async def test_save_phrase_extracts_a_draft_that_is_recommended_once_published(
         draft = await staff.sops.store.get("engineer-practice", 1)
         assert draft.status == Status.DRAFT and draft.scope == "employee:engineer"
         assert [s.do for s in draft.steps][:2] == ["帮我评估一下灰度方案", "再补充回滚预案"]
-        assert "engineer-practice" not in await staff.recommendations("engineer")
+        assert "engineer-practice" not in await staff.recommendations("employee:engineer")
         await staff.sops.store.publish("engineer-practice", 1)
         bob = await staff.dm("engineer", "bob")
         first = await drain(bob.post("你好", author="bob"))
@@ -112,3 +112,19 @@ async def test_a_version_with_too_much_negative_feedback_is_deprecated(staff: St
     assert v2.status == Status.DEPRECATED
     assert "deprecated" in v2.change_log[-1].why
     assert (await staff.sops.best("tech-article")).version == 1
+
+
+async def test_a_room_recommends_other_published_practice_of_its_scenario(
+    staff: Staffroom,
+) -> None:
+    room = await staff.room("practice-1", "tech-article")
+    await drain(room.start())
+    await drain(room.post("继续", author="author"))
+    # A room with no SOP of its own would extract "<scenario>-practice"; publish one here.
+    v1 = await staff.sops.store.get("tech-article", 1)
+    await staff.sops.store.add_version(replace(v1, sop_id="tech-article-practice"))
+    await staff.sops.store.publish("tech-article-practice", 1)
+    nxt = await staff.room("practice-2", "tech-article")
+    entry = (await drain(nxt.start()))[0]
+    assert entry.content["sop"] == "tech-article@1"  # still driven by its own SOP
+    assert "tech-article-practice@1" in entry.content["announcement"]
