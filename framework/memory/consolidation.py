@@ -173,10 +173,6 @@ class Consolidator:
         """Unconsolidated messages, oldest first."""
         return find_pointer(self.log)[1]
 
-    def due(self) -> bool:
-        """True when the unconsolidated messages exceed the window."""
-        return len(self.pending()) > self.window
-
     async def run(self, *, force: bool = False) -> ConsolidationReport:
         """Consolidate while due (or everything but the newest half-window, with ``force``)."""
         report = ConsolidationReport()

@@ -24,8 +24,6 @@ from framework.memory.statements import LANGUAGE_KEY, stated_facts
 from framework.models.brief import StepBrief, TurnBrief, find_brief
 from framework.models.offline import OfflineChatModel
 
-LABEL = "simulated"
-
 _FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|json|csv|yaml)")
 
 # Openings in each role's voice. Roles not listed speak in the generic voice.

@@ -8,22 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal, TypedDict
 
 from framework.specs.employee import EmployeeCard
 
-Why = Literal["sop_step", "mention", "selector", "direct"]
-
 _MENTION = re.compile(r"@([^\s@,，。:：;；!！?？]+)")
-
-
-class Pick(TypedDict):
-    """A chosen speaker and why."""
-
-    employee: str
-    why: str
-    step: int | None
-    """Index into the SOP steps for ``why == "sop_step"``."""
 
 
 def parse_mentions(text: str, employees: dict[str, EmployeeCard]) -> list[str]:
