@@ -1,4 +1,7 @@
-"""Which language people write in: the one rule shared by prompts, the simulator and SOP text."""
+"""How people's text is read: which language it is in, and short one-line snippets of it.
+
+Shared by prompts, the simulator, consolidation, extraction and the transcript.
+"""
 
 from __future__ import annotations
 
@@ -16,3 +19,9 @@ def is_english(text: str) -> bool:
 def language_of(text: str, default: str = "zh") -> str:
     """``"en"`` for English text, else ``default``."""
     return "en" if is_english(text) else default
+
+
+def snippet(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace collapsed), cut to ``limit`` characters with "…"."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

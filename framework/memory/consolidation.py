@@ -20,6 +20,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from framework.errors import InputError, MemoryCapExceeded
+from framework.language import snippet
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import MemoryFile
 from framework.memory.statements import Fact, stated_facts
@@ -55,11 +56,6 @@ class ConsolidationReport:
     """Facts MEMORY.md refused (over its cap); they stay in HISTORY.md."""
 
 
-def _snippet(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 async def extractive_summary(messages: list[Event], day: date, humans: set[str]) -> Summary:
     """Deterministic summary (no model): one line per person's message with the reply to it."""
     lines: list[str] = []
@@ -68,9 +64,9 @@ async def extractive_summary(messages: list[Event], day: date, humans: set[str])
         if event.author not in humans:
             continue
         reply = next((m for m in messages[i + 1 :] if m.author not in humans), None)
-        line = f"{day.isoformat()} {event.author}：{_snippet(event.text, 60)}"
+        line = f"{day.isoformat()} {event.author}：{snippet(event.text, 60)}"
         if reply is not None:
-            line += f" → {reply.author}：{_snippet(reply.text, 40)}"
+            line += f" → {reply.author}：{snippet(reply.text, 40)}"
         lines.append(line)
         facts += [(event.author, fact) for fact in stated_facts(event.text)]
     if not lines and messages:

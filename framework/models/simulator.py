@@ -20,6 +20,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from framework.language import snippet
 from framework.memory.statements import LANGUAGE_KEY, stated_facts
 from framework.models.brief import StepBrief, TurnBrief, find_brief
 from framework.models.offline import OfflineChatModel
@@ -39,11 +40,6 @@ _VOICE_EN = {
     "designer": "From the design side",
     "reviewer": "From the review side",
 }
-
-
-def _snippet(text: str, limit: int = 40) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _last_human(messages: Sequence[BaseMessage], humans: Sequence[str] = ()) -> str:
@@ -148,7 +144,7 @@ class SimulatedChatModel(OfflineChatModel):
     ) -> str:
         role = brief.get("role", "")
         name = brief.get("display_name") or brief.get("employee", "employee")
-        heard = _snippet(last_human) if last_human else ""
+        heard = snippet(last_human, 40) if last_human else ""
         if english:
             voice = _VOICE_EN.get(role, "As I see it")
             task = f"step {step['n']} '{step['do']}'" if step else "your message"
@@ -170,7 +166,7 @@ class SimulatedChatModel(OfflineChatModel):
         # Write to the file the step names ("... 写入 outline.md"), else a per-step file.
         named = _FILE_NAME.search(step["do"])
         path = named.group(0) if named else f"step{step['n']:02d}-{employee}.md"
-        heard = _snippet(heard, 80)
+        heard = snippet(heard, 80)
         body = [f"# {step['do']}", "", f"- author: {employee} (simulated)", f"- step: {step['n']}"]
         if heard:
             body.append(f"- input: {heard}")
@@ -220,19 +216,19 @@ class SimulatedChatModel(OfflineChatModel):
         name = brief.get("display_name") or brief.get("employee", "employee")
         saved = str(result.content)
         if result.status == "error":
-            return f"[simulated] {name}：记忆没有写入（{_snippet(saved, 80)}）。"
+            return f"[simulated] {name}：记忆没有写入（{snippet(saved, 80)}）。"
         if LANGUAGE_KEY in saved:
             # The preference just saved applies to this very reply.
             english = (
                 saved.split(LANGUAGE_KEY, 1)[1].split("(")[0].strip(" :：").startswith("English")
             )
         if english:
-            return f"[simulated] {name}: noted, I will remember that ({_snippet(saved, 80)})."
-        return f"[simulated] {name}：好的，我记下了（{_snippet(saved, 80)}）。"
+            return f"[simulated] {name}: noted, I will remember that ({snippet(saved, 80)})."
+        return f"[simulated] {name}：好的，我记下了（{snippet(saved, 80)}）。"
 
     def _after_tool(self, brief: TurnBrief, result: ToolMessage, english: bool) -> str:
         name = brief.get("display_name") or brief.get("employee", "employee")
-        outcome = _snippet(str(result.content), 80)
+        outcome = snippet(str(result.content), 80)
         step = brief.get("step")
         task = step["do"] if step else ""
         if english:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from framework.language import snippet
 from framework.sessions.events import Event, EventKind, utc_now
 from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step
 
@@ -27,8 +28,7 @@ def is_save_request(text: str) -> bool:
 
 def _first_sentence(text: str, limit: int = 60) -> str:
     flat = " ".join(text.replace("[simulated]", "").split())
-    cut = re.split(r"(?<=[。！？.!?])\s*", flat, maxsplit=1)[0]
-    return cut if len(cut) <= limit else cut[: limit - 1] + "…"
+    return snippet(re.split(r"(?<=[。！？.!?])\s*", flat, maxsplit=1)[0], limit)
 
 
 def extract_draft(

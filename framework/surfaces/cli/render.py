@@ -6,14 +6,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
+from framework.language import snippet
 from framework.sessions.events import Event, EventKind
 
 _WHY = {"sop_step": "SOP step", "mention": "@mention", "selector": "selector", "direct": "DM"}
-
-
-def _short(value: object, limit: int = 40) -> str:
-    text = " ".join(str(value).split())
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _badge(event: Event) -> str:
@@ -73,7 +69,7 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
             console.print(f"{head}: {escape(event.text)}")
     elif kind == EventKind.TOOL_CALL:
         c = event.content
-        args = ", ".join(f"{k}={_short(v)}" for k, v in (c.get("args") or {}).items())
+        args = ", ".join(f"{k}={snippet(str(v), 40)!r}" for k, v in (c.get("args") or {}).items())
         console.print(f"  [dim]{who} → {escape(str(c.get('name')))}({escape(args)})[/]")
     elif kind == EventKind.TOOL_RESULT:
         c = event.content
