@@ -124,25 +124,22 @@ def _parse_summary(text: str, day: date, humans: set[str]) -> Summary:
 def find_pointer(log: JsonlLog) -> tuple[Event | None, list[Event]]:
     """The newest consolidation pointer and the messages after what it covers (file order).
 
-    Reads from the end in growing chunks, so the cost follows the unconsolidated part only.
+    Reads from the end of the log, so the cost follows the unconsolidated part only.
     """
-    chunk = 256
-    while True:
-        events = log.tail(chunk)
-        whole_file = len(events) < chunk
-        messages = [e for e in events if e.kind == EventKind.MESSAGE]
-        pointer = next((e for e in reversed(events) if e.kind == EventKind.CONSOLIDATION), None)
-        if pointer is None and whole_file:
-            return None, messages
-        if pointer is not None:
-            ids = [m.id for m in messages]
-            through = pointer.content.get("through") if isinstance(pointer.content, dict) else None
-            if through in ids:
-                return pointer, messages[ids.index(through) + 1 :]
-            if whole_file:  # the covered message was edited away: trust the pointer's place
-                at = events.index(pointer)
-                return pointer, [e for e in events[at:] if e.kind == EventKind.MESSAGE]
-        chunk *= 4
+
+    def messages(events: list[Event]) -> list[Event]:
+        return [e for e in events if e.kind == EventKind.MESSAGE]
+
+    since_pointer = log.tail_until(lambda e: e.kind == EventKind.CONSOLIDATION)
+    pointer = since_pointer[0] if since_pointer else None
+    if pointer is None or pointer.kind != EventKind.CONSOLIDATION:
+        return None, messages(since_pointer)
+    through = pointer.content.get("through") if isinstance(pointer.content, dict) else None
+    since_through = log.tail_until(lambda e: e.id == through)
+    if since_through and since_through[0].id == through:
+        return pointer, messages(since_through[1:])
+    # The covered message was edited away: trust the pointer's place.
+    return pointer, messages(since_pointer)
 
 
 class Consolidator:

@@ -18,15 +18,7 @@ from framework.sop.outcomes import run_outcome
 
 def run_events(log: JsonlLog, entry_id: str) -> list[Event]:
     """The events from the room entry ``entry_id`` to now, read from the end of the log."""
-    chunk = 256
-    while True:
-        events = log.tail(chunk)
-        ids = [e.id for e in events]
-        if entry_id in ids:
-            return events[ids.index(entry_id) :]
-        if len(events) < chunk:
-            return events
-        chunk *= 4
+    return log.tail_until(lambda e: e.id == entry_id)
 
 
 async def close_run(

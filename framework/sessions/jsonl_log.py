@@ -17,7 +17,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any, Literal
@@ -182,6 +182,22 @@ class JsonlLog:
                 event = self._parse(raw, number, strict)
                 if event is not None:
                     yield event
+
+    def tail_until(self, found: Callable[[Event], bool]) -> list[Event]:
+        """The events from the newest one ``found`` accepts to the end (all, if none does).
+
+        Reads back from the end in growing chunks, so the cost follows how far back that
+        event is, not the file's length.
+        """
+        chunk = 256
+        while True:
+            events = self.tail(chunk)
+            for i in range(len(events) - 1, -1, -1):
+                if found(events[i]):
+                    return events[i:]
+            if len(events) < chunk:
+                return events
+            chunk *= 4
 
     def tail(self, n: int) -> list[Event]:
         """The last ``n`` events, oldest first, reading backwards from the end of the file.

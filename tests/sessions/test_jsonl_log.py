@@ -186,3 +186,13 @@ def test_a_replaced_file_is_reopened(tmp_path: Path) -> None:
     time.sleep(0.06)  # the link count is checked at most every 50 ms during a burst
     log.append(msg("after"))
     assert [e.content for e in JsonlLog(path).read_all()] == ["before", "after"]
+
+
+def test_tail_until_reads_back_to_the_newest_match(tmp_path: Path) -> None:
+    log = JsonlLog(tmp_path / "s.jsonl")
+    log.append_many([msg(f"m{i}", id=f"e{i}") for i in range(3000)])
+    since = log.tail_until(lambda e: e.id in ("e10", "e2500"))
+    assert [e.id for e in since] == [f"e{i}" for i in range(2500, 3000)]
+    far = log.tail_until(lambda e: e.id == "e10")  # beyond the first chunks read
+    assert far[0].id == "e10" and len(far) == 2990
+    assert len(log.tail_until(lambda e: False)) == 3000  # no match: everything
