@@ -124,7 +124,7 @@ class Staffroom:
         catalog = self._catalog_for(spec)
         if catalog.sop_dir is not None and catalog.sop_dir != self.catalog.sop_dir:
             await import_library(self.sops.store, catalog.sop_dir)  # a user project's own SOPs
-        catalog.check_scenario(spec)
+        catalog.check_scenario(spec)  # before the lookups: errors name the scenario's lines
         versions = {sop_id: await self.sops.best(sop_id) for sop_id in spec.referenced_sop_ids()}
         extra = await self.recommendations(f"scenario:{spec.id}", exclude=list(versions))
         return self._room(key, compile_plan(spec, catalog, versions, recommended=extra))

@@ -72,12 +72,12 @@ def compile_plan(
     *,
     recommended: str = "",
 ) -> RoomPlan:
-    """Cross-check ``scenario`` and fill its announcement's SOP slot from ``versions``.
+    """Fill the announcement's SOP slot of a cross-checked ``scenario`` from ``versions``.
 
-    ``versions`` maps each SOP id the slot names to the version chosen for this room (the
-    best published one, picked by the SOP service).
+    The caller runs ``catalog.check_scenario`` first (before it looks the versions up, so a
+    bad reference is reported against the scenario file). ``versions`` maps each SOP id the
+    slot names to the version chosen for this room (the best published one).
     """
-    catalog.check_scenario(scenario)
     employees = {eid: catalog.employee(eid) for eid in scenario.participants}
     chosen: list[SopVersion] = []
 
