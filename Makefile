@@ -1,16 +1,22 @@
 # Two entry points (see README): `make demo` and `make test`. Both set up .venv first.
+# `make test-llm` is the real-model tier: it adds the `llm` extra and runs tests/llm on llama.cpp.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LLM_STAMP := $(VENV)/.installed-llm
 
-.PHONY: demo test lint setup clean
+.PHONY: demo test test-llm lint setup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+$(LLM_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,llm]'
+	touch $(LLM_STAMP)
 
 setup: $(STAMP)
 
@@ -25,6 +31,10 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest
+
+# Starts llama.cpp's server on 127.0.0.1 (a free port), runs `pytest -m llm tests/llm`, stops it.
+test-llm: $(LLM_STAMP)
+	$(BIN)/python tests/llm/serve.py
 
 clean:
 	rm -rf $(VENV) .staffroom .mypy_cache .ruff_cache .pytest_cache

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from stub_openai import StubOpenAI
 
 from framework import Settings, Staffroom
 
@@ -14,10 +15,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", project_dir=ROOT, allow_network=False)
+    # Backoff is real in tests, just short: retries are exercised, not waited out.
+    return Settings(
+        data_dir=tmp_path / "data", project_dir=ROOT, allow_network=False, model_backoff=0.01
+    )
 
 
 @pytest.fixture
 async def staff(settings: Settings) -> AsyncIterator[Staffroom]:
     async with await Staffroom.open(settings=settings) as opened:
         yield opened
+
+
+@pytest.fixture
+def stub_openai() -> Iterator[StubOpenAI]:
+    """A recording OpenAI-compatible stub server on 127.0.0.1 (see tests/stub_openai.py)."""
+    with StubOpenAI() as stub:
+        yield stub
