@@ -35,9 +35,15 @@ class PlanStep:
     fallback: str | None = None
     waits_for_input: bool = False
     parallel: bool = False
+    produces: list[str] = field(default_factory=list)
+    """Workspace files the step must leave behind; checked when the run's outcome is taken."""
 
     def to_state(self) -> dict[str, Any]:
-        """Plain dict for the checkpoint."""
+        """Plain dict for the checkpoint (and the ``sop_step`` event).
+
+        Checkpoints written before steps declared products have no ``produces`` key:
+        readers use ``step.get("produces", [])``.
+        """
         return {
             "n": self.n,
             "speakers": list(self.speakers),
@@ -46,6 +52,7 @@ class PlanStep:
             "fallback": self.fallback,
             "waits_for_input": self.waits_for_input,
             "parallel": self.parallel,
+            "produces": list(self.produces),
         }
 
 
@@ -121,6 +128,7 @@ def _resolve_steps(scenario: Scenario, sop: SopVersion, catalog: Catalog) -> lis
                 fallback=step.fallback,
                 waits_for_input=step.waits_for_input,
                 parallel=step.parallel,
+                produces=list(step.produces),
             )
         )
     return steps

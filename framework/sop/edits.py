@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from framework.sop.model import Step
@@ -42,6 +42,10 @@ class EditOp:
 def apply_edits(steps: tuple[Step, ...], ops: Sequence[EditOp]) -> tuple[Step, ...]:
     """Apply ``ops`` in order to ``steps`` and return the new steps.
 
+    An ``edit`` whose new step declares no products keeps the products of the step it
+    replaces: proposers reword what a step does (the model reviser rebuilds the step from
+    its new wording), and rewording must not drop the evidence the step has to leave.
+
     Raises :class:`EditError` for an unknown op, an index out of range, ``add``/``edit``
     without a step, a step with no speakers, ``move`` without ``to``, or an empty result.
     """
@@ -62,7 +66,10 @@ def apply_edits(steps: tuple[Step, ...], ops: Sequence[EditOp]) -> tuple[Step, .
             result.insert(op.to, result.pop(op.index))
         elif op.op == "edit":
             _check_index(where, op.index, len(result))
-            result[op.index] = _new_step(where, op)
+            new = _new_step(where, op)
+            if not new.produces:
+                new = replace(new, produces=result[op.index].produces)
+            result[op.index] = new
         else:
             raise EditError(f"{where}: unknown op {op.op!r} (expected add, remove, move or edit)")
     if not result:
@@ -85,7 +92,7 @@ def _new_step(where: str, op: EditOp) -> Step:
 
 
 def render_step(number: int, step: Step) -> str:
-    """One readable line for a step: ``3. writer + editor: 写初稿 [tools: search]``."""
+    """One readable line for a step: ``3. writer + editor: 写初稿 [tools: search] → draft.md``."""
     return f"{number}. {_step_text(step)}"
 
 
@@ -94,6 +101,8 @@ def _step_text(step: Step) -> str:
     text = f"{joiner.join(step.speakers) or '?'}: {step.do}"
     if step.tools:
         text += f" [tools: {', '.join(step.tools)}]"
+    if step.produces:
+        text += f" → {', '.join(step.produces)}"
     if step.fallback:
         text += f" (fallback: {step.fallback})"
     if step.waits_for_input:

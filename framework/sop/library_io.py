@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,7 @@ def card_to_version(card: SopCard) -> SopVersion:
             fallback=step.fallback,
             waits_for_input=step.waits_for_input,
             parallel=step.parallel,
+            produces=tuple(step.produces),
         )
         for step in card.steps
     )
@@ -90,6 +91,8 @@ def version_to_card_text(v: SopVersion) -> str:
         out.append(f"    do: {_scalar(step.do)}")
         if step.tools:
             out.append(f"    tools: {_flow(step.tools)}")
+        if step.produces:
+            out.append(f"    produces: {_flow(step.produces)}")
         if step.waits_for_input:
             out.append("    waits_for_input: true")
         if step.parallel:
@@ -116,14 +119,20 @@ async def import_library(store: SopStore, folder: str | Path) -> ImportReport:
     Idempotent: a version already stored with the same procedure is skipped. A card whose
     version exists with different content, or that skips a number, is a
     :class:`SopCardError` naming the file. For a known version, the card may only move the
-    status forward (draft -> published -> deprecated) and add approvals; a store that is
-    further along (a version deprecated by its metrics) is never moved back.
+    status forward (draft -> published -> deprecated), add approvals, and declare products
+    for steps stored before steps could declare them; a store that is further along (a
+    version deprecated by its metrics) is never moved back.
     """
     report = ImportReport()
     for card in SopLibrary(folder):  # validates every card first, sorted by id and version
         version = card_to_version(card)
         known = {v.version: v for v in await store.versions(card.id)}
         stored = known.get(card.version)
+        added_products = False
+        if stored is not None and _adds_products_only(stored, version):
+            # A data folder made before cards declared products (the shipped card gained
+            # them): refusing it would stop every room at start.
+            stored, added_products = await store.add_products(version), True
         if stored is not None and not same_content(stored, version):
             raise SopCardError(
                 f"SOP {card.ref} is already stored with different content",
@@ -142,7 +151,7 @@ async def import_library(store: SopStore, folder: str | Path) -> ImportReport:
                     exc.message, file=card.source, line=line, field="version", fix=exc.fix
                 ) from exc
             report.added.append(card.ref)
-        elif await _advance(store, stored, version, card.source):
+        elif await _advance(store, stored, version, card.source) or added_products:
             report.updated.append(card.ref)
         else:
             report.skipped.append(card.ref)
@@ -192,6 +201,14 @@ async def _advance(store: SopStore, stored: SopVersion, card: SopVersion, source
             await store.deprecate(stored.sop_id, stored.version, reason, by="admin")
         changed = True
     return changed
+
+
+def _adds_products_only(stored: SopVersion, card: SopVersion) -> bool:
+    # The card is the stored procedure plus products, and the stored steps declare none.
+    if any(s.produces for s in stored.steps) or not any(s.produces for s in card.steps):
+        return False
+    bare = replace(card, steps=tuple(replace(s, produces=()) for s in card.steps))
+    return same_content(stored, bare)
 
 
 def _cards_in(folder: Path) -> dict[tuple[str, int], Path]:

@@ -31,6 +31,8 @@ class Step:
     fallback: str | None = None
     waits_for_input: bool = False
     parallel: bool = False
+    produces: tuple[str, ...] = ()
+    """Workspace-relative files the step must leave behind (non-empty) for a run to succeed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,8 @@ class Outcome:
     sop_ref: str
     session: str
     success: bool
+    """The person's stated score when given, else: the SOP completed, nobody corrected it
+    and nothing is in ``failures``."""
     score: float | None = None
     """0..1 from the user, if given."""
     corrections: tuple[Correction, ...] = ()
@@ -110,6 +114,9 @@ class Outcome:
     human_interventions: int = 0
     user: str = ""
     at: str = ""
+    failures: tuple[str, ...] = ()
+    """Why the run lacks evidence of work, one reason each ("step 1 (pm) did not produce
+    outline.md", "engineer's reply at step 2 was empty"); kept even when a score decides."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,12 @@
-"""A room run's outcome, read from its events: success, corrections, duration, off-SOP turns.
+"""A room run's outcome from its events: success, failures, corrections, duration, off-SOP turns.
 
-Pure: it looks only at the events of one run (from the room's entry or its last outcome to
-the end), so the same history always gives the same outcome.
+It looks only at the events of one run (from the room's entry or its last outcome to the
+end) and, for the files its steps declared they produce, at the room's workspace, so the
+same history and files always give the same outcome.
+
+Success needs evidence: a run whose completed steps did not leave the files they declare,
+where an employee answered with nothing, or whose model errors were never recovered, is not
+a success however smoothly the SOP ran; :attr:`Outcome.failures` says why.
 """
 
 from __future__ import annotations
@@ -9,8 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
+from framework.errors import WorkspaceEscapeError
+from framework.language import snippet
 from framework.sessions.events import Event, EventKind
+from framework.sessions.workspace import Workspace
 from framework.sop.model import Correction, Outcome
 from framework.sop.reviser import parse_correction
 
@@ -42,13 +52,106 @@ def _seconds(start: str, end: str) -> float:
     return max(0.0, (parse(end) - parse(start)).total_seconds())
 
 
-def run_outcome(events: Sequence[Event], *, sop_ref: str, session: str, reason: str) -> Outcome:
+def _has_text(path: Path) -> bool:
+    # Whitespace alone is no product; read in chunks: a real product ends it at the first.
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 16):
+            if chunk.strip():
+                return True
+    return False
+
+
+def _missing_product(workspace: Workspace, rel: str) -> str | None:
+    """Why ``rel`` is no product ("did not produce", "left ... empty"), or None if it is one."""
+    try:
+        path = workspace.resolve(rel)
+        if not path.is_file():
+            return f"did not produce {rel}"
+        return None if _has_text(path) else f"left {rel} empty"
+    except WorkspaceEscapeError:
+        return f"declares {rel}, which is outside the workspace"
+    except OSError as exc:
+        return f"produced {rel}, which cannot be read ({exc.strerror or exc})"
+
+
+# Error kinds that mean "this turn produced nothing"; a later reply by the same employee
+# at the same step recovers them. An empty answer may be recorded as an ``empty_reply``
+# error (when the runtime retries it) or as a message with no text.
+_TURN_FAILURES = ("model_error", "empty_reply")
+
+
+def _turn_failure(event: Event) -> str | None:
+    error = event.content.get("error") if isinstance(event.content, dict) else None
+    return str(error) if error in _TURN_FAILURES else None
+
+
+def _step_label(step: int | None) -> str:
+    return f" at step {step}" if step is not None else ""
+
+
+def _unrecovered(error: Event, step: int | None) -> str:
+    if _turn_failure(error) == "empty_reply":
+        return f"{error.author}'s reply{_step_label(step)} was empty"
+    detail = snippet(str(error.content.get("detail", "")), 60)
+    return f"{error.author}'s model failed{_step_label(step)} and never recovered ({detail})"
+
+
+def evidence_failures(events: Sequence[Event], workspace: Path | None) -> list[str]:
+    """Why the run lacks evidence of work (empty: nothing missing).
+
+    In this order: each employee reply with no text; each ``model_error`` (or
+    ``empty_reply`` error) after which the same employee never replied at that step again;
+    then, step by step, each declared product of a completed step (every speaker replied)
+    that is missing from ``workspace`` or empty. Products are not checked when
+    ``workspace`` is None, nor for steps that did not complete: such a run did not complete
+    the SOP anyway.
+    """
+    failures: list[str] = []
+    started: dict[int, dict[str, Any]] = {}
+    replied: set[tuple[str, int | None]] = set()
+    # (employee, step) -> its latest failed turn not yet followed by a reply of theirs there.
+    unrecovered: dict[tuple[str, int | None], Event] = {}
+    for event in events:
+        step = event.meta.get("step")
+        if event.kind == EventKind.SOP_STEP and isinstance(event.content, dict):
+            started[int(event.content.get("n", step or 0))] = event.content
+        elif event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+            replied.add((event.author, step))
+            unrecovered.pop((event.author, step), None)
+            if not event.text.strip():
+                failures.append(f"{event.author}'s reply{_step_label(step)} was empty")
+        elif event.kind == EventKind.ERROR and _turn_failure(event):
+            unrecovered[(event.author, step)] = event
+    failures += [_unrecovered(error, step) for (_, step), error in unrecovered.items()]
+    if workspace is not None:
+        files = Workspace(workspace)
+        for n, step_content in sorted(started.items()):
+            speakers = [str(s) for s in step_content.get("speakers", [])]
+            if not all((s, n) in replied for s in speakers):
+                continue  # the step did not complete in this run
+            who = ", ".join(speakers)
+            for rel in step_content.get("produces") or []:
+                if why := _missing_product(files, str(rel)):
+                    failures.append(f"step {n} ({who}) {why}")
+    return failures
+
+
+def run_outcome(
+    events: Sequence[Event],
+    *,
+    sop_ref: str,
+    session: str,
+    reason: str,
+    workspace: Path | None = None,
+) -> Outcome:
     """The outcome of the run whose events are ``events`` (entry to end, in order).
 
     Corrections come from people and from models alike (an employee, say a reviewer, may
-    write ``纠正: ...`` too); ``by`` tells them apart. Success is a person's stated score when
-    there is one, else: the SOP completed and nobody corrected it. Off-SOP turns are
-    employee turns not driven by an SOP step.
+    write ``纠正: ...`` too); ``by`` tells them apart. ``failures`` lists what the run lacks
+    as evidence of work (:func:`evidence_failures`; products are looked up in ``workspace``,
+    the room's workspace folder). Success is a person's stated score when there is one (the
+    failures are still recorded), else: the SOP completed, nobody corrected it and nothing
+    failed. Off-SOP turns are employee turns not driven by an SOP step.
     """
     messages = [e for e in events if e.kind == EventKind.MESSAGE]
     humans = [e for e in messages if e.meta.get("human")]
@@ -72,8 +175,11 @@ def run_outcome(events: Sequence[Event], *, sop_ref: str, session: str, reason: 
         if message.meta.get("human"):
             stated = stated_score(message.text)
             score = stated if stated is not None else score
+    failures = evidence_failures(events, workspace)
     success = (
-        score >= SUCCESS_AT if score is not None else (reason == "sop_complete" and not corrections)
+        score >= SUCCESS_AT
+        if score is not None
+        else (reason == "sop_complete" and not corrections and not failures)
     )
     return Outcome(
         sop_ref=sop_ref,
@@ -86,4 +192,5 @@ def run_outcome(events: Sequence[Event], *, sop_ref: str, session: str, reason: 
         human_interventions=len(humans),
         user=humans[-1].author if humans else "",
         at=events[-1].ts if events else "",
+        failures=tuple(failures),
     )

@@ -1,6 +1,10 @@
 -- SOP store schema (framework/sop/store.py). Applied on every open: every statement is
--- idempotent. Versions are immutable: only versions.status is ever UPDATEd; everything else
--- is INSERTed once and never changed. Timestamps are ISO 8601 UTC text, so they sort as text.
+-- idempotent; columns added after a table's first release are also added by store.py to
+-- files made before them (CREATE TABLE IF NOT EXISTS leaves an old table as it was).
+-- Versions are immutable: only versions.status is ever UPDATEd, and versions.steps once, to
+-- add the products a card declares to a version stored before steps could declare them;
+-- everything else is INSERTed once and never changed. Timestamps are ISO 8601 UTC text, so
+-- they sort as text.
 
 -- WAL: readers never block the writer, so several processes can share the file.
 PRAGMA journal_mode = WAL;
@@ -70,6 +74,7 @@ CREATE TABLE IF NOT EXISTS outcomes (
     human_interventions INTEGER NOT NULL DEFAULT 0,
     at                  TEXT    NOT NULL,
     corrections         TEXT    NOT NULL DEFAULT '[]',  -- JSON list of corrections
+    failures            TEXT    NOT NULL DEFAULT '[]',  -- JSON list of reasons (added later)
     UNIQUE (sop_ref, session, at)  -- a replayed write of the same outcome is skipped
 );
 CREATE INDEX IF NOT EXISTS outcomes_ref ON outcomes (sop_ref);

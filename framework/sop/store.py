@@ -13,7 +13,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Self
@@ -36,6 +36,7 @@ from .model import (
 
 _APPROVE = "INSERT OR IGNORE INTO approvals VALUES (?, ?, ?, ?, ?)"
 _LOG = "INSERT INTO change_log VALUES (NULL, ?, ?, ?, ?, ?, ?)"  # NULL: the next seq
+_ADD_FAILURES = "ALTER TABLE outcomes ADD COLUMN failures TEXT NOT NULL DEFAULT '[]'"
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's transaction before giving up."""
 
@@ -58,7 +59,31 @@ def same_content(a: SopVersion, b: SopVersion) -> bool:
 
 
 def _step(item: dict[str, Any]) -> Step:
-    return Step(**{**item, "speakers": tuple(item["speakers"]), "tools": tuple(item["tools"])})
+    lists = {k: tuple(item.get(k, ())) for k in ("speakers", "tools", "produces")}
+    return Step(**{**item, **lists})
+
+
+def _steps_json(steps: Sequence[Step]) -> str:
+    # A step without products is stored as before products existed, so the rows of such
+    # versions stay readable by older code sharing the data folder.
+    rows = [{k: v for k, v in asdict(s).items() if k != "produces" or v} for s in steps]
+    return json.dumps(rows, ensure_ascii=False)
+
+
+async def _add_missing_columns(conn: aiosqlite.Connection) -> None:
+    # CREATE TABLE IF NOT EXISTS leaves a table made by an older schema as it was: add the
+    # columns it lacks. Inside one IMMEDIATE transaction, so two processes opening the same
+    # old file do not both add the column.
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        async with conn.execute("PRAGMA table_info(outcomes)") as cursor:
+            have = {row[1] for row in await cursor.fetchall()}
+        if "failures" not in have:
+            await conn.execute(_ADD_FAILURES)
+        await conn.execute("COMMIT")
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
 
 
 class SopStore:
@@ -89,6 +114,7 @@ class SopStore:
         try:
             schema = resources.files("framework.sop").joinpath("schema.sql").read_text("utf-8")
             await conn.executescript(schema)
+            await _add_missing_columns(conn)
         except sqlite3.Error as exc:
             await conn.close()
             raise StorageError(f"cannot prepare SOP store {path}: {exc}") from exc
@@ -152,7 +178,7 @@ class SopStore:
             "DO UPDATE SET goal = excluded.goal, scope = excluded.scope",
             (v.sop_id, v.goal, v.scope),
         )
-        steps = json.dumps([asdict(step) for step in v.steps], ensure_ascii=False)
+        steps = _steps_json(v.steps)
         row = (v.sop_id, v.version, v.goal, v.scope, steps, Status(v.status).value, v.body)
         sql = "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?)"  # columns in schema order
         await conn.execute(sql, (*row, v.created_at or now()))
@@ -160,6 +186,26 @@ class SopStore:
             await conn.execute(_LOG, (v.sop_id, v.version, e.version, e.why, e.by, e.source))
         for a in v.approvals:
             await conn.execute(_APPROVE, (v.sop_id, v.version, a.reviewer, a.at, a.note))
+
+    async def add_products(self, version: SopVersion) -> SopVersion:
+        """Store the products ``version``'s steps declare on the stored version of that number.
+
+        The one change a stored procedure accepts, for a version stored before steps could
+        declare products (its card declares them now): the stored steps must declare none
+        and otherwise equal ``version``'s, else :class:`SopCardError`.
+        """
+        async with self._write() as conn:
+            stored = await self.get(version.sop_id, version.version)
+            bare = tuple(replace(s, produces=()) for s in version.steps)
+            if any(s.produces for s in stored.steps) or bare != stored.steps:
+                raise SopCardError(
+                    f"SOP {version.ref} is stored with different steps",
+                    field="steps",
+                    fix="versions are immutable: save the change as a new version",
+                )
+            sql = "UPDATE versions SET steps = ? WHERE sop_id = ? AND version = ?"
+            await conn.execute(sql, (_steps_json(version.steps), version.sop_id, version.version))
+        return await self.get(version.sop_id, version.version)
 
     async def next_version(self, sop_id: str) -> int:
         """The number the next version of ``sop_id`` must have (1 for a new SOP)."""
@@ -291,6 +337,7 @@ class SopStore:
         await self._require_ref(outcome.sop_ref)
         row = {**asdict(outcome), "success": int(outcome.success), "at": outcome.at or now()}
         row["corrections"] = json.dumps(row["corrections"], ensure_ascii=False)  # asdict: dicts
+        row["failures"] = json.dumps(row["failures"], ensure_ascii=False)
         sql = f"INSERT OR IGNORE INTO outcomes ({', '.join(row)}) VALUES (:{', :'.join(row)})"
         await self._write_one(sql, row)
 
@@ -310,6 +357,7 @@ class SopStore:
                     **{k: v for k, v in dict(r).items() if k != "id"},
                     "success": bool(r["success"]),
                     "corrections": tuple(Correction(**c) for c in json.loads(r["corrections"])),
+                    "failures": tuple(json.loads(r["failures"])),
                 }
             )
             for r in rows

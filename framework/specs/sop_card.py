@@ -8,7 +8,7 @@
     scope: scenario:tech-article
     goal: 技术分享文章从立题到定稿
     steps:
-      - {speaker: pm, do: 立题与提纲, tools: [write_file]}
+      - {speaker: pm, do: 立题与提纲, tools: [write_file], produces: [outline.md]}
       - {speaker: [designer, reviewer], do: 配图与合规自检, parallel: true}
     ---
     Free-form notes for people reading the card.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -38,7 +38,8 @@ _FENCE = re.compile(r"^(---|\.\.\.)\s*$")
 
 
 class SopStep(BaseModel):
-    """One step: who speaks, what they do, with which tools, and what to do if it fails."""
+    """One step: who speaks, what they do, with which tools, what it must leave in the
+    workspace, and what to do if it fails."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +48,12 @@ class SopStep(BaseModel):
     )
     do: str = Field(description="what the speaker does in this step", examples=["立题与提纲"])
     tools: list[ToolName] = Field(default_factory=list, examples=[["write_file"]])
+    produces: list[str] = Field(
+        default_factory=list,
+        description="workspace files (relative paths) the step must leave behind, non-empty; "
+        "a run whose completed steps did not produce them is not a success",
+        examples=[["outline.md"]],
+    )
     fallback: str | None = Field(
         default=None, description="what to do when the step cannot be done"
     )
@@ -72,6 +79,26 @@ class SopStep(BaseModel):
                     )
             return value
         raise spec_error(f"expected an employee id or a list of them, got {value!r}", fix)
+
+    @field_validator("produces")
+    @classmethod
+    def _produces_paths(cls, value: list[str]) -> list[str]:
+        # The same rules the workspace applies to tool paths, caught when the card is loaded
+        # rather than at the end of a run.
+        fix = "name a file inside the room's workspace, e.g. `produces: [outline.md]`"
+        for index, item in enumerate(value):
+            posix, windows = PurePosixPath(item), PureWindowsPath(item)
+            if not item.strip():
+                raise spec_error("product path is empty", fix, at=(index,))
+            if posix.is_absolute() or windows.is_absolute() or windows.drive or item[0] in "/\\":
+                raise spec_error(f"product path {item!r} is absolute", fix, at=(index,))
+            if ".." in posix.parts or ".." in windows.parts:
+                raise spec_error(
+                    f"product path {item!r} leaves the workspace ('..')", fix, at=(index,)
+                )
+            if item.endswith(("/", "\\")) or posix.name in ("", "."):
+                raise spec_error(f"product path {item!r} is a folder, not a file", fix, at=(index,))
+        return value
 
     @property
     def speakers(self) -> list[str]:
@@ -154,6 +181,8 @@ class StepLike(Protocol):
     @property
     def tools(self) -> Sequence[str]: ...
     @property
+    def produces(self) -> Sequence[str]: ...
+    @property
     def fallback(self) -> str | None: ...
     @property
     def waits_for_input(self) -> bool: ...
@@ -162,7 +191,11 @@ class StepLike(Protocol):
 
 
 def render_steps(ref: str, goal: str, steps: Sequence[StepLike], language: str = "zh") -> str:
-    """An SOP as a numbered list for a room announcement (``1. pm：立题与提纲``)."""
+    """An SOP as a numbered list for a room announcement (``1. pm：立题与提纲``).
+
+    A step that declares products ends with ``→ outline.md``: the announcement is where the
+    employee learns which files the step must leave in the workspace.
+    """
     zh = language.startswith("zh")
     colon, sep, semi = ("：", "、", "；") if zh else (": ", ", ", "; ")
     words = (
@@ -185,6 +218,8 @@ def render_steps(ref: str, goal: str, steps: Sequence[StepLike], language: str =
         tail = ""
         if notes:
             tail = f"（{semi.join(notes)}）" if zh else f" ({semi.join(notes)})"
+        if step.produces:
+            tail += f" → {', '.join(step.produces)}"
         out.append(f"{n}. {who}{colon}{step.do}{tail}")
     return "\n".join(out)
 

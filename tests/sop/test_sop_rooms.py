@@ -36,6 +36,7 @@ async def test_outcome_feedback_drafts_a_revision_that_runs_once_reviewed(
         "off_sop_turns": 0,
         "human_interventions": 1,
         "duration_s": feedback["outcome"]["duration_s"],  # type: ignore[index]
+        "failures": [],  # the simulator wrote every declared product
     }
     revision = feedback["revision"]
     assert revision["sop"] == "tech-article@2" and revision["status"] == "draft"  # type: ignore[index]

@@ -193,11 +193,14 @@ def metrics(ctx: typer.Context, sop_id: str) -> None:
             "corrections",
             "mean s",
             "replaced",
+            "lacking evidence",
             "hit rate per user",
         )
         for v in await service.store.versions(sop_id):
             m = await service.store.metrics(v.ref)
             hits = ", ".join(f"{u} {r:.0%}" for u, r in sorted(m.hit_rate_by_user.items()))
+            # Runs with missing products, empty replies or unrecovered model errors.
+            lacking = sum(1 for o in await service.store.outcomes(v.ref) if o.failures)
             table.add_row(
                 str(v.version),
                 str(v.status),
@@ -207,6 +210,7 @@ def metrics(ctx: typer.Context, sop_id: str) -> None:
                 str(m.corrections),
                 f"{m.mean_duration_s:.1f}",
                 str(m.replaced),
+                f"{lacking}/{m.runs}",
                 escape(hits) or "-",
             )
         console.print(table)
@@ -216,7 +220,8 @@ def metrics(ctx: typer.Context, sop_id: str) -> None:
 
 @app.command()
 def report(ctx: typer.Context, sop_id: str) -> None:
-    """The managers' view: hit rate per user, the correction trajectory, what was replaced."""
+    """The managers' view: hit rate per user, the correction trajectory, what was replaced,
+    and the recurring reasons runs lacked evidence of work."""
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
@@ -230,11 +235,16 @@ def report(ctx: typer.Context, sop_id: str) -> None:
                 f"replaced {m.replaced}x"
             )
             kinds: dict[str, int] = {}
+            failures: dict[str, int] = {}
             for outcome in await service.store.outcomes(v.ref):
                 for c in outcome.corrections:
                     kinds[f"{c.kind}: {c.detail}"] = kinds.get(f"{c.kind}: {c.detail}", 0) + 1
+                for failure in outcome.failures:
+                    failures[failure] = failures.get(failure, 0) + 1
             for text, count in sorted(kinds.items(), key=lambda kv: -kv[1])[:5]:
                 console.print(f"    {count}x {escape(text)}")
+            for text, count in sorted(failures.items(), key=lambda kv: -kv[1])[:5]:
+                console.print(f"    {count}x no evidence: {escape(text)}")
             users = ", ".join(f"{u} {r:.0%}" for u, r in sorted(m.hit_rate_by_user.items()))
             if users:
                 console.print(f"    hit rate per user: {escape(users)}")
