@@ -7,23 +7,31 @@ already there), its facts (MEMORY.md dedupes), then a ``consolidation`` pointer 
 the session naming the last message it covers. A process killed anywhere in between leaves
 either a finished batch or one the next run redoes without doubling anything, so nothing is
 summarised twice or skipped.
+
+A model summarises through :func:`~framework.models.structured.ask_structured`; when it
+cannot be called or its answer stays unusable after one retry, the batch gets the extractive
+summary instead (nothing is lost), and the consolidator records a ``fallback`` event saying
+why, which the report carries too.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
 from framework.errors import InputError, MemoryCapExceeded
 from framework.language import snippet
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import MemoryFile
 from framework.memory.statements import Fact, stated_facts
+from framework.models.profile import ModelProfile
+from framework.models.structured import answer_format, ask_structured
 from framework.prompts.environment import PromptRenderer
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
@@ -39,6 +47,25 @@ class Summary:
     lines: list[str]
     facts: list[tuple[str, Fact]] = field(default_factory=list)
     """``(user, fact)``: the person the fact is about."""
+    fallback: str | None = None
+    """Why this is the extractive summary although a model was asked (None: it is not)."""
+    call_failed: bool = False
+    """The fallback's cause: the model could not be called (not just a bad answer)."""
+
+
+class FactAnswer(BaseModel):
+    """One durable fact about a person, as a model states it."""
+
+    user: str
+    section: Literal["identity", "project", "preferences", "facts"]
+    entry: str = Field(min_length=1)
+
+
+class SummaryAnswer(BaseModel):
+    """The JSON a model answers ``consolidate.j2`` with."""
+
+    history: list[str] = Field(min_length=1)
+    facts: list[FactAnswer] = Field(default_factory=list)
 
 
 Summariser = Callable[[list[Event], date], Awaitable[Summary]]
@@ -54,6 +81,12 @@ class ConsolidationReport:
     facts: int = 0
     refused_facts: list[str] = field(default_factory=list)
     """Facts MEMORY.md refused (over its cap); they stay in HISTORY.md."""
+    summarised_by: str = ""
+    """The model's label, or ``extractive (offline simulator)``."""
+    fallbacks: list[str] = field(default_factory=list)
+    """Why a batch got the extractive summary instead of the model's, one per such batch."""
+    call_failed: bool = False
+    """A fallback happened because the model could not be called at all (server down...)."""
 
 
 async def extractive_summary(messages: list[Event], day: date, humans: set[str]) -> Summary:
@@ -85,39 +118,76 @@ def extractive_summariser(humans: set[str]) -> Summariser:
 
 
 def model_summariser(
-    model: BaseChatModel, renderer: PromptRenderer, humans: set[str]
+    model: BaseChatModel,
+    renderer: PromptRenderer,
+    humans: set[str],
+    profile: ModelProfile,
+    *,
+    retries: int = 2,
+    backoff: float = 1.0,
 ) -> Summariser:
-    """Summarise with a chat model through ``consolidate.j2``; fall back to extractive."""
+    """Summarise with a chat model through ``consolidate.j2``; fall back to extractive.
+
+    A summary that fell back says why (:attr:`Summary.fallback`). Once a call has failed,
+    the rest of this summariser's batches skip the model: a server that is down would
+    otherwise be waited on (and retried) once per batch.
+    """
+    people = sorted(humans)
+    example = SummaryAnswer(
+        history=["<who asked what; what was decided>"],
+        facts=[
+            FactAnswer(
+                user=f"<one of: {', '.join(people)}>", section="facts", entry="<key>: <value>"
+            )
+        ],
+    )
+    fmt = answer_format(SummaryAnswer, [example])
+    unreachable: str | None = None
+
+    def check(answer: SummaryAnswer) -> str | None:
+        # Small models under a grammar copy the example or fill the array with punctuation.
+        if set(answer.history) <= set(example.history):
+            return "it repeats the example instead of summarising the transcript"
+        if not any(any(ch.isalnum() for ch in line) for line in answer.history):
+            return "history has no line with words in it"
+        return None
 
     async def summarise(messages: list[Event], day: date) -> Summary:
-        transcript = "\n".join(f"{m.author}: {m.text}" for m in messages)
-        prompt = renderer.render(
-            "consolidate.j2", {"transcript": transcript, "day": day.isoformat(), "humans": humans}
-        )
-        try:
-            reply = await model.ainvoke(
-                [SystemMessage(content=prompt), HumanMessage(content=transcript)]
+        nonlocal unreachable
+        if unreachable is None:
+            # Half the input budget for the transcript, shared by its messages: a batch
+            # always fits a small window, and a summary needs only the gist.
+            cap = max(80, profile.input_budget // (2 * max(1, len(messages))))
+            transcript = "\n".join(f"{m.author}: {snippet(m.text, cap)}" for m in messages)
+            context = {"day": day.isoformat(), "humans": people, "answer_format": fmt}
+            prompt = renderer.render("consolidate.j2", context)
+            answer = await ask_structured(
+                model,
+                [SystemMessage(content=prompt), HumanMessage(content=transcript)],
+                SummaryAnswer,
+                profile,
+                examples=[example],
+                check=check,
+                retries=retries,
+                backoff=backoff,
             )
-            return _parse_summary(str(reply.content), day, humans)
-        except Exception:  # a failing or rambling model must not lose the batch
-            return await extractive_summary(messages, day, humans)
+            if answer.value is not None:
+                return _summary_of(answer.value, day, humans)
+            reason, failed = answer.fallback_reason or "no answer", answer.call_failed
+            if failed:
+                unreachable = reason
+        else:
+            reason, failed = unreachable, True
+        extractive = await extractive_summary(messages, day, humans)
+        return Summary(extractive.lines, extractive.facts, fallback=reason, call_failed=failed)
 
     return summarise
 
 
-def _parse_summary(text: str, day: date, humans: set[str]) -> Summary:
-    start, end = text.find("{"), text.rfind("}")
-    data = json.loads(text[start : end + 1])
-    lines = [
-        f"{day.isoformat()} {str(x).strip()}" for x in data.get("history", []) if str(x).strip()
-    ]
-    facts = [
-        (str(f["user"]), Fact(str(f["section"]), str(f["entry"])))
-        for f in data.get("facts", [])
-        if isinstance(f, dict) and f.get("user") in humans and f.get("entry")
-    ]
-    if not lines:
-        raise ValueError("the model returned no history lines")
+def _summary_of(answer: SummaryAnswer, day: date, humans: set[str]) -> Summary:
+    lines = [f"{day.isoformat()} {x.strip()}" for x in answer.history if x.strip()]
+    # A fact about someone who is not a person here (or the example's placeholder) is dropped.
+    facts = [(f.user, Fact(f.section, f.entry)) for f in answer.facts if f.user in humans]
     return Summary(lines, facts)
 
 
@@ -154,6 +224,7 @@ class Consolidator:
         employees: Sequence[str],
         window: int,
         summarise: Summariser,
+        summarised_by: str = "extractive",
     ) -> None:
         self.log = log
         self.history = history
@@ -161,6 +232,7 @@ class Consolidator:
         self.employees = list(employees)
         self.window = window
         self.summarise = summarise
+        self.summarised_by = summarised_by
 
     def pending(self) -> list[Event]:
         """Unconsolidated messages, oldest first."""
@@ -168,7 +240,7 @@ class Consolidator:
 
     async def run(self, *, force: bool = False) -> ConsolidationReport:
         """Consolidate while due (or everything but the newest half-window, with ``force``)."""
-        report = ConsolidationReport()
+        report = ConsolidationReport(summarised_by=self.summarised_by)
         while True:
             pending = self.pending()
             keep = self.window // 2
@@ -181,6 +253,16 @@ class Consolidator:
         last = batch[-1]
         day = date.fromisoformat(batch[0].ts[:10])
         summary = await self.summarise(batch, day)
+        if summary.fallback is not None:
+            # Said before anything is written; its id makes a redone batch say it once.
+            said = {"what": "consolidation", "used": "extractive", "reason": summary.fallback}
+            said["through"] = last.id
+            event = make_event(
+                last.session, EventKind.FALLBACK, "system", said, id=f"fallback-{last.id}"
+            )
+            self.log.append(event)
+            report.fallbacks.append(summary.fallback)
+            report.call_failed = report.call_failed or summary.call_failed
         self.history.append([(day, line) for line in summary.lines], batch_id=last.id)
         stored: list[str] = []
         for user, fact in summary.facts:

@@ -6,21 +6,33 @@ from framework.memory.consolidation import Consolidator, extractive_summariser, 
 from framework.models.simulator import SimulatedChatModel
 from framework.runtime.deps import RoomDeps
 
+OFFLINE_SUMMARY = "extractive (offline simulator)"
+
 
 def consolidator_for(deps: RoomDeps) -> Consolidator:
     """The consolidator of one room or DM.
 
     The first participant's model summarises (a DM's employee); the offline simulator takes
-    the deterministic extractive path instead of pretending to summarise. Facts go to the
-    MEMORY.md of every employee in the session about the person who stated them.
+    the deterministic extractive path instead of pretending to summarise (the offline path,
+    not a fallback). Facts go to the MEMORY.md of every employee in the session about the
+    person who stated them.
     """
     humans = set(deps.plan.scenario.humans)
     employees = list(deps.plan.scenario.participants)
     model = deps.models[employees[0]]
     if isinstance(model, SimulatedChatModel):
-        summariser = extractive_summariser(humans)
+        summariser, by = extractive_summariser(humans), OFFLINE_SUMMARY
     else:
-        summariser = model_summariser(model, deps.renderer, humans)
+        profile = deps.profiles[employees[0]]
+        summariser = model_summariser(
+            model,
+            deps.renderer,
+            humans,
+            profile,
+            retries=deps.settings.model_retries,
+            backoff=deps.settings.model_backoff,
+        )
+        by = profile.label
     return Consolidator(
         log=deps.log,
         history=deps.memory.history(deps.key),
@@ -28,4 +40,5 @@ def consolidator_for(deps: RoomDeps) -> Consolidator:
         employees=employees,
         window=deps.plan.scenario.settings.memory_window,
         summarise=summariser,
+        summarised_by=by,
     )

@@ -1,37 +1,93 @@
-"""Revisers: who turns a version's outcomes into edit operations.
+"""Revisers: who turns a version's outcomes into edit operations, and who gets the credit.
 
 Two implementations behind one signature: the rule-based reviser (structured corrections,
-used with the offline simulator) and a chat model prompted with ``revise_sop.j2``. Both
-produce :class:`EditOp` s that go through the same ``apply_edits`` path; a model answer that
-is not usable falls back to the rules, so feedback never stops on a bad reply.
+used with the offline simulator) and a chat model prompted with ``revise_sop.j2`` through
+:func:`~framework.models.structured.ask_structured`. Both produce :class:`EditOp` s that go
+through the same ``apply_edits`` path. A model answer that is not JSON, does not match the
+schema or does not apply is retried once with the problem shown; after that the rules stand
+in, and the :class:`Proposal` says so (its ``by`` goes into the version's change log, its
+``fallback`` into a ``fallback`` event), so feedback never stops on a bad reply and never
+hides one.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel
 
+from framework.models.profile import ModelProfile
+from framework.models.structured import answer_format, ask_structured
 from framework.prompts.environment import PromptRenderer
-from framework.sop.edits import EditError, EditOp, apply_edits, render_step
+from framework.sop.edits import EditError, EditOp, apply_edits, describe, render_step
 from framework.sop.model import Outcome, SopVersion, Step
 from framework.sop.reviser import propose_edits
 
-Reviser = Callable[[SopVersion, Sequence[Outcome]], Awaitable[list[EditOp]]]
+RULES = "rules"
 
 
-async def rule_reviser(current: SopVersion, outcomes: Sequence[Outcome]) -> list[EditOp]:
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A reviser's edits and who proposed them."""
+
+    ops: list[EditOp]
+    by: str
+    """``model:<label>``, ``rules``, or ``rules (<why the model's edits were not used>)``."""
+    fallback: str | None = None
+    """Why the rules stood in for the model (None when they did not)."""
+
+
+Reviser = Callable[[SopVersion, Sequence[Outcome]], Awaitable[Proposal]]
+
+
+class EditAnswer(BaseModel):
+    """One edit as a model writes it; step numbers are 1-based, as the prompt shows them."""
+
+    op: Literal["add", "remove", "move", "edit"]
+    step: int | None = None
+    """The step to move, remove or edit."""
+    to: int | None = None
+    """``move``: where the step goes."""
+    speaker: str | None = None
+    """``add``: the employee id of the new step."""
+    do: str | None = None
+    """``add`` / ``edit``: what the step does."""
+    before: int | None = None
+    """``add``: the step the new one goes before (None: at the end)."""
+    reason: str = ""
+
+
+class EditsAnswer(BaseModel):
+    """The JSON a model answers ``revise_sop.j2`` with."""
+
+    edits: list[EditAnswer]
+
+
+EXAMPLE = EditsAnswer(
+    edits=[EditAnswer(op="move", step=3, to=2, reason="2 of 3 runs asked to do step 3 first")]
+)
+
+
+async def rule_reviser(current: SopVersion, outcomes: Sequence[Outcome]) -> Proposal:
     """The rule-based reviser (see :func:`framework.sop.reviser.propose_edits`)."""
-    return propose_edits(current, outcomes)
+    return Proposal(propose_edits(current, outcomes), by=RULES)
 
 
-def model_reviser(model: BaseChatModel, renderer: PromptRenderer) -> Reviser:
-    """A reviser that asks ``model`` for edits as JSON (falls back to the rules)."""
+def model_reviser(
+    model: BaseChatModel,
+    renderer: PromptRenderer,
+    profile: ModelProfile,
+    *,
+    retries: int = 2,
+    backoff: float = 1.0,
+) -> Reviser:
+    """A reviser that asks ``model`` for edits as JSON (falls back to the rules, visibly)."""
 
-    async def revise(current: SopVersion, outcomes: Sequence[Outcome]) -> list[EditOp]:
+    async def revise(current: SopVersion, outcomes: Sequence[Outcome]) -> Proposal:
         runs = [o for o in outcomes if o.sop_ref == current.ref]
         context = {
             "ref": current.ref,
@@ -46,48 +102,94 @@ def model_reviser(model: BaseChatModel, renderer: PromptRenderer) -> Reviser:
                 }
                 for o in runs
             ],
+            "answer_format": answer_format(EditsAnswer, [EXAMPLE]),
         }
         prompt = renderer.render("revise_sop.j2", context)
-        try:
-            reply = await model.ainvoke(
-                [SystemMessage(content=prompt), HumanMessage(content="Propose the edits as JSON.")]
-            )
-            ops = parse_edits(str(reply.content), current.steps)
-            apply_edits(current.steps, ops)  # reject a proposal that does not apply
-            return ops
-        except Exception:  # an unusable model answer must not stop the loop
-            return propose_edits(current, outcomes)
+
+        asked = propose_edits(current, outcomes)
+
+        def check(answer: EditsAnswer) -> str | None:
+            try:
+                ops = edit_ops(answer, current.steps)
+            except EditError as exc:  # a proposal that does not apply is not usable
+                return f"the edits do not apply: {exc}"
+            if not ops and asked:
+                # People asked for changes in the structured form; an empty answer drops them.
+                wanted = "; ".join(describe(op) for op in asked)
+                return f"it proposes no edits, but the runs' corrections ask for: {wanted}"
+            return None
+
+        answer = await ask_structured(
+            model,
+            [SystemMessage(content=prompt), HumanMessage(content="Propose the edits as JSON.")],
+            EditsAnswer,
+            profile,
+            examples=[EXAMPLE],
+            check=check,
+            retries=retries,
+            backoff=backoff,
+        )
+        if answer.value is not None:
+            return Proposal(edit_ops(answer.value, current.steps), by=f"model:{profile.label}")
+        reason = answer.fallback_reason or "no answer"
+        return Proposal(asked, by=f"{RULES} ({reason})", fallback=reason)
 
     return revise
 
 
-def parse_edits(text: str, steps: tuple[Step, ...]) -> list[EditOp]:
-    """Edit ops from a model's JSON (1-based step numbers, as the prompt shows them)."""
-    start, end = text.find("{"), text.rfind("}")
-    data: dict[str, Any] = json.loads(text[start : end + 1])
+def edit_ops(answer: EditsAnswer, steps: tuple[Step, ...]) -> list[EditOp]:
+    """Edit ops from a model's answer, checked by applying each in turn.
+
+    Step numbers refer to the list as it is after the previous edits (as the prompt says),
+    so an ``edit`` rewords the step that is at that place then. Raises :class:`EditError`
+    naming the edit and, in the prompt's 1-based numbers, what is missing or out of range.
+    """
     ops: list[EditOp] = []
-    for raw in data.get("edits", []):
-        kind, reason = str(raw["op"]), str(raw.get("reason", ""))
-        if kind == "move":
-            ops.append(EditOp("move", int(raw["step"]) - 1, to=int(raw["to"]) - 1, reason=reason))
-        elif kind == "remove":
-            ops.append(EditOp("remove", int(raw["step"]) - 1, reason=reason))
-        elif kind == "add":
-            before = raw.get("before")
-            index = int(before) - 1 if before else len(steps)
-            step = Step((str(raw["speaker"]),), str(raw["do"]))
-            ops.append(EditOp("add", index, step=step, reason=reason))
-        elif kind == "edit":
-            old = steps[int(raw["step"]) - 1]
-            new = Step(
-                old.speakers,
-                str(raw["do"]),
-                old.tools,
-                old.fallback,
-                old.waits_for_input,
-                old.parallel,
-            )
-            ops.append(EditOp("edit", int(raw["step"]) - 1, step=new, reason=reason))
+    current = steps
+    for n, raw in enumerate(answer.edits, start=1):
+        where = f"edit {n} ({raw.op})"
+
+        def index(value: int | None, name: str, last: int, *, where: str = where) -> int:
+            if value is None:
+                raise EditError(f"{where} needs '{name}'")
+            if not 1 <= value <= last:
+                raise EditError(f"{where}: {name} {value} is not a step number 1..{last}")
+            return value - 1
+
+        size = len(current)
+        if raw.op == "move":
+            to = index(raw.to, "to", size)
+            op = EditOp("move", index(raw.step, "step", size), to=to, reason=raw.reason)
+        elif raw.op == "remove":
+            op = EditOp("remove", index(raw.step, "step", size), reason=raw.reason)
+        elif raw.op == "add":
+            if not raw.speaker or not raw.do:
+                raise EditError(f"{where} needs 'speaker' and 'do'")
+            at = size if raw.before is None else index(raw.before, "before", size + 1)
+            op = EditOp("add", at, step=Step((raw.speaker,), raw.do), reason=raw.reason)
         else:
-            raise EditError(f"unknown edit op {kind!r}")
+            at = index(raw.step, "step", size)
+            if not raw.do:
+                raise EditError(f"{where} needs 'do'")
+            op = EditOp("edit", at, step=replace(current[at], do=raw.do), reason=raw.reason)
+        try:
+            current = apply_edits(current, [op])
+        except EditError as exc:  # e.g. removing the last step
+            raise EditError(f"{where}: {exc}") from exc
+        ops.append(op)
     return ops
+
+
+def recorded(reviser: Reviser, proposals: list[Proposal]) -> Reviser:
+    """``reviser``, also keeping each proposal in ``proposals``.
+
+    The caller learns of a fallback even when the rules then propose nothing, and so no
+    version (and no change log entry) is made.
+    """
+
+    async def revise(current: SopVersion, outcomes: Sequence[Outcome]) -> Proposal:
+        proposal = await reviser(current, outcomes)
+        proposals.append(proposal)
+        return proposal
+
+    return revise

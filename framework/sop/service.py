@@ -36,6 +36,8 @@ class Revision:
     version: SopVersion
     ops: list[EditOp]
     published: bool
+    by: str = "rules"
+    """Who proposed the edits (the change log's ``by``): ``model:<label>`` or ``rules ...``."""
 
 
 class SopService:
@@ -101,7 +103,8 @@ class SopService:
 
         The proposal is a draft awaiting ``reviewers``, or is published at once when
         ``auto_publish`` (the scenario's policy) says so. A proposal whose steps equal an
-        existing version's is not stored again.
+        existing version's is not stored again. The change log's ``by`` says who proposed the
+        edits (``model:<label>``, or ``rules`` and why the model's edits were not used).
         """
         await self.store.record_outcome(outcome)
         sop_id, _, number = outcome.sop_ref.rpartition("@")
@@ -109,7 +112,8 @@ class SopService:
         if not feedback:
             return None
         current = await self.store.get(sop_id, int(number))
-        ops = await reviser(current, await self.store.outcomes(current.ref))
+        proposal = await reviser(current, await self.store.outcomes(current.ref))
+        ops = proposal.ops
         if not ops:
             return None
         steps = apply_edits(current.steps, ops)
@@ -117,7 +121,9 @@ class SopService:
         if any(v.steps == steps for v in existing if v.status != Status.DEPRECATED):
             return None
         version = await self.store.next_version(sop_id)
-        entry = ChangeLogEntry(version, revision_reason(ops), by="reviser", source=outcome.session)
+        entry = ChangeLogEntry(
+            version, revision_reason(ops), by=proposal.by, source=outcome.session
+        )
         draft = replace(
             current,
             version=version,
@@ -131,7 +137,7 @@ class SopService:
         if auto_publish:
             stored = await self.store.publish(sop_id, version)
             await self.store.record_replacement(current.ref, stored.ref)
-        return Revision(stored, ops, published=auto_publish)
+        return Revision(stored, ops, published=auto_publish, by=proposal.by)
 
 
 def ensure_known(sop_id: str, ids: Sequence[str]) -> None:

@@ -14,8 +14,8 @@ async def drain(events: AsyncIterator[Event]) -> list[Event]:
     return [e async for e in events]
 
 
-async def run_with_reviser_reply(settings: Settings, reply: str) -> list[str]:
-    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。", reply])
+async def run_with_reviser_reply(settings: Settings, *replies: str) -> list[str]:
+    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。", *replies])
 
     def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
         return model if who == "pm" else None
@@ -48,7 +48,8 @@ async def test_model_edits_are_applied(settings: Settings) -> None:
 
 
 async def test_an_unusable_model_answer_falls_back_to_the_rules(settings: Settings) -> None:
-    steps = await run_with_reviser_reply(settings, "I think it is fine as is")
+    # Unusable twice (the first answer and the retry): the rules stand in.
+    steps = await run_with_reviser_reply(settings, "I think it is fine as is", "Still fine.")
     assert [s.split(":")[0] for s in steps] == ["pm", "designer", "engineer", "pm"]
 
 

@@ -10,8 +10,13 @@ from framework.settings import Settings
 from framework.staffroom import Staffroom
 
 
-async def consolidate(settings: Settings, session: str, force: bool, console: Console) -> None:
-    """Consolidate one session now and report what was folded where."""
+async def consolidate(settings: Settings, session: str, force: bool, console: Console) -> int:
+    """Consolidate one session now and report what was folded where, and by whom.
+
+    Exit status 1 when the model could not be called at all (the extractive summary was
+    written instead, so nothing is lost, but the model setup needs fixing); a model answer
+    that was only unusable is a warning (status 0).
+    """
     async with await Staffroom.open(settings=settings) as staff:
         room = await staff.session(session)
         report = await room.consolidate(force=force)
@@ -22,13 +27,28 @@ async def consolidate(settings: Settings, session: str, force: bool, console: Co
                 f"nothing to consolidate in {room.key} (memory_window {window}; --force folds "
                 "all but the newest half-window)"
             )
-            return
+            return 0
         console.print(
             f"consolidated {report.messages} messages in {report.batches} batch(es): "
             f"{report.history_lines} line(s) -> {history}, {report.facts} fact(s) -> MEMORY.md"
         )
+        console.print(f"summarised by: {escape(report.summarised_by)}")
         for refused in report.refused_facts:
             console.print(f"[yellow]not stored (MEMORY.md is full): {escape(refused)}[/]")
+        # One line per distinct reason: a server that is down fails every batch alike.
+        for reason in dict.fromkeys(report.fallbacks):
+            count = report.fallbacks.count(reason)
+            console.print(
+                f"[yellow]⚠ fallback: {count} of {report.batches} batch(es) got the extractive "
+                f"summary instead of the model's: {escape(reason)}[/]"
+            )
+        if report.call_failed:
+            console.print(
+                "[bold red]error:[/] the model could not be called; the extractive summary was "
+                "written instead (nothing is lost). Fix the model setup and see the reason above."
+            )
+            return 1
+        return 0
 
 
 def show_memory(settings: Settings, employee: str, user: str, console: Console) -> int:
