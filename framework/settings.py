@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from framework.specs.model_spec import ModelSpec
+from framework.specs.models_file import parse_model_option
 
 DEFAULT_DATA_DIR = Path(".staffroom")
 
@@ -25,6 +26,20 @@ class Settings(BaseModel):
     """Folder holding ``agents/``, ``scenarios/`` and ``sop_library/``."""
     default_model: ModelSpec = Field(default_factory=ModelSpec)
     """Model for employees whose card and scenario name none: the offline simulator."""
+    model_override: ModelSpec | None = None
+    """Model for every employee, over scenario and card (``--model`` / ``$STAFFROOM_MODEL``)."""
+    context_window: int = 32768
+    """Tokens a model holds (prompt + answer) when its spec does not say."""
+    max_output_tokens: int = 2048
+    """Cap on one answer, in tokens, when the model's spec does not say."""
+    message_budget: int = 600
+    """Tokens one earlier message may take in a prompt; a longer one is cut (head and tail)."""
+    system_share: float = Field(default=0.5, gt=0.05, lt=0.95)
+    """Share of the prompt budget the instructions (card, SOP, memory, HISTORY.md) may use."""
+    model_retries: int = 2
+    """Retries of a transient model failure (connection, timeout, 429, 5xx) before a turn fails."""
+    model_backoff: float = 1.0
+    """Seconds before the first retry; doubled each time."""
     allow_network: bool = True
     """When False, only offline models (simulated, scripted) may be built; tests set this."""
     durability: Literal["turn", "event", "none"] = "turn"
@@ -46,13 +61,17 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT`` and ``STAFFROOM_MODEL``."""
+        """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT`` and ``STAFFROOM_MODEL``.
+
+        ``STAFFROOM_MODEL`` is the environment form of ``--model``: it overrides every
+        employee's model (a bad value is an :class:`~framework.errors.InputError`).
+        """
         values: dict[str, object] = {}
         if home := os.environ.get("STAFFROOM_HOME"):
             values["data_dir"] = Path(home)
         if project := os.environ.get("STAFFROOM_PROJECT"):
             values["project_dir"] = Path(project)
         if model := os.environ.get("STAFFROOM_MODEL"):
-            values["default_model"] = ModelSpec.model_validate(model)
+            values["model_override"] = parse_model_option(model, where="STAFFROOM_MODEL")
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)

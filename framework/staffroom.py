@@ -22,7 +22,15 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from framework.errors import StorageError, UnknownNameError
 from framework.memory.store import MemoryStore
-from framework.models.factory import ModelFactory, build_model, model_label
+from framework.models.factory import (
+    OFFLINE_PROVIDERS,
+    ModelFactory,
+    build_model,
+    close_model,
+    model_label,
+)
+from framework.models.offline import OfflineChatModel
+from framework.models.profile import ModelProfile, profile_for
 from framework.prompts.context import system_prompt
 from framework.prompts.environment import PromptRenderer
 from framework.runtime.deps import RoomDeps
@@ -35,8 +43,10 @@ from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.library_io import import_library
 from framework.sop.service import SopService
-from framework.specs.catalog import Catalog
+from framework.specs.catalog import Catalog, project_root
+from framework.specs.employee import EmployeeCard
 from framework.specs.model_spec import ModelSpec
+from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario
 from framework.specs.sop_card import render_steps
 
@@ -66,6 +76,8 @@ class Staffroom:
         self._renderer = PromptRenderer()
         self._rooms: dict[str, Room] = {}
         self.memory = MemoryStore(settings)
+        self.models = ModelRegistry.load(settings.project_dir / MODELS_FILE)
+        """The project's named models (``models.yaml``)."""
 
     @classmethod
     async def open(
@@ -90,6 +102,7 @@ class Staffroom:
         try:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
             conn = await aiosqlite.connect(settings.data_dir / "checkpoints.sqlite")
+            await conn.execute("PRAGMA synchronous=NORMAL")
         except (OSError, aiosqlite.Error) as exc:
             raise StorageError(f"cannot open the data folder {settings.data_dir}: {exc}") from exc
         saver = AsyncSqliteSaver(conn)
@@ -102,6 +115,9 @@ class Staffroom:
         """Finish background work, then close the checkpoint database and session files."""
         for room in self._rooms.values():
             await room.drain()
+            models = [*room.deps.models.values(), room.deps.selector_model]
+            for model in {id(m): m for m in models if m is not None}.values():
+                await close_model(model)
         self.sessions.close()
         await self.sops.close()
         await self._conn.close()
@@ -200,16 +216,24 @@ class Staffroom:
         if cached is not None and cached.scenario_id == plan.scenario.id:
             return cached
         workspace = self.sessions.workspace(key)
+        registry = self._registry_for(plan.scenario)
         models: dict[str, BaseChatModel] = {}
         labels: dict[str, str] = {}
+        profiles: dict[str, ModelProfile] = {}
         for eid, card in plan.employees.items():
-            spec = plan.scenario.settings.model or card.model or self.settings.default_model
-            models[eid] = self._model(spec, eid)
-            labels[eid] = model_label(models[eid], spec)
+            spec, where = self._spec_for(plan.scenario, card)
+            resolved = registry.resolve(spec, where=where)
+            models[eid], profiles[eid] = self._model(resolved, eid)
+            labels[eid] = profiles[eid].label
         selector_spec = plan.scenario.settings.selector_model
-        selector = self._model(selector_spec, "selector") if selector_spec else None
-        if selector is None and plan.scenario.settings.selector == "model":
-            selector = self._model(self.settings.default_model, "selector")
+        selector: BaseChatModel | None = None
+        if selector_spec is None and plan.scenario.settings.selector == "model":
+            selector_spec = self.settings.model_override or self.settings.default_model
+        if selector_spec is not None:
+            where = f"{plan.scenario.source}: settings.selector_model"
+            selector, profiles["selector"] = self._model(
+                registry.resolve(selector_spec, where=where), "selector"
+            )
         deps = RoomDeps(
             key=key,
             plan=plan,
@@ -218,6 +242,7 @@ class Staffroom:
             tools=workspace_tools(workspace),
             models=models,
             model_labels=labels,
+            profiles=profiles,
             selector_model=selector,
             renderer=self._renderer,
             settings=self.settings,
@@ -233,9 +258,43 @@ class Staffroom:
         self._rooms[str(key)] = room
         return room
 
-    def _model(self, spec: ModelSpec, employee: str) -> BaseChatModel:
+    def _spec_for(self, scenario: Scenario, card: EmployeeCard) -> tuple[ModelSpec, str]:
+        """The model an employee uses, and who named it (precedence: see models_file)."""
+        if self.settings.model_override is not None:
+            return self.settings.model_override, "--model / STAFFROOM_MODEL"
+        if scenario.settings.model is not None:
+            return (
+                scenario.settings.model,
+                f"{scenario.source}:{scenario.line_of('settings', 'model')}",
+            )
+        if card.model is not None:
+            return card.model, f"{card.source}:{card.line_of('model')}"
+        return self.settings.default_model, "Settings.default_model"
+
+    def _registry_for(self, scenario: Scenario) -> ModelRegistry:
+        # A scenario file from another project uses that project's models.yaml when it has one.
+        if scenario.source.is_file():
+            local = project_root(scenario.source) / MODELS_FILE
+            if local.is_file() and local.resolve() != (self.models.source or local).resolve():
+                return ModelRegistry.load(local)
+        return self.models
+
+    def _model(self, spec: ModelSpec, employee: str) -> tuple[BaseChatModel, ModelProfile]:
+        settings = self.settings
+        model: BaseChatModel | None = None
         if self._model_factory is not None:
             model = self._model_factory(spec, employee)
-            if model is not None:
-                return model
-        return build_model(spec, allow_network=self.settings.allow_network)
+        if model is None:
+            model = build_model(
+                spec,
+                allow_network=settings.allow_network,
+                max_output_tokens=spec.max_output_tokens or settings.max_output_tokens,
+            )
+        profile = profile_for(
+            spec,
+            label=model_label(model, spec),
+            context_window=settings.context_window,
+            max_output_tokens=settings.max_output_tokens,
+            offline=spec.provider in OFFLINE_PROVIDERS or isinstance(model, OfflineChatModel),
+        )
+        return model, profile

@@ -16,6 +16,10 @@ class MemoryStore:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.root = settings.data_dir
+        # The file objects hold no content (every read goes to disk), only their path and
+        # lock; building them costs more than a turn's prompt, so each is built once.
+        self._memories: dict[tuple[str, str], MemoryFile] = {}
+        self._histories: dict[str, HistorySummary] = {}
 
     def memory_path(self, employee: str, user: str) -> Path:
         """``memory/{employee}/{user}/MEMORY.md``."""
@@ -23,12 +27,18 @@ class MemoryStore:
 
     def memory(self, employee: str, user: str) -> MemoryFile:
         """The MEMORY.md of ``employee`` about ``user``."""
-        return MemoryFile(
-            self.memory_path(employee, user),
-            cap=self.settings.memory_cap,
-            titles=self.settings.memory_titles,
-        )
+        key = (employee, user)
+        if key not in self._memories:
+            self._memories[key] = MemoryFile(
+                self.memory_path(employee, user),
+                cap=self.settings.memory_cap,
+                titles=self.settings.memory_titles,
+            )
+        return self._memories[key]
 
     def history(self, key: SessionKey | str) -> HistorySummary:
         """The session's ``history/{channel}:{chat_id}/HISTORY.md``."""
-        return HistorySummary(self.root / "history" / str(key) / "HISTORY.md")
+        name = str(key)
+        if name not in self._histories:
+            self._histories[name] = HistorySummary(self.root / "history" / name / "HISTORY.md")
+        return self._histories[name]

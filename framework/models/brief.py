@@ -21,6 +21,8 @@ class StepBrief(TypedDict):
     n: int
     do: str
     tools: list[str]
+    produces: list[str]
+    """Workspace files the step must leave behind (empty: none declared)."""
 
 
 class TurnBrief(TypedDict, total=False):
@@ -49,9 +51,10 @@ def attach_brief(message: SystemMessage, brief: TurnBrief) -> SystemMessage:
 
 
 def find_brief(messages: list[BaseMessage]) -> TurnBrief:
-    """The brief of the first system message that has one, or an empty brief."""
+    """The brief of the first message that has one (the system message, or the user message
+    the instructions were folded into), or an empty brief."""
     for message in messages:
-        if isinstance(message, SystemMessage) and BRIEF_KEY in message.additional_kwargs:
+        if BRIEF_KEY in message.additional_kwargs:
             raw = message.additional_kwargs[BRIEF_KEY]
             if isinstance(raw, dict):
                 return TurnBrief(**raw)  # type: ignore[typeddict-item]

@@ -10,10 +10,13 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from framework.errors import ModelError
+from framework.models.profile import is_official_openai
 from framework.models.simulator import SimulatedChatModel
 from framework.specs.model_spec import ModelSpec
 
@@ -23,12 +26,24 @@ ModelFactory = Callable[[ModelSpec, str], BaseChatModel | None]
 OFFLINE_PROVIDERS = frozenset({"simulated", "scripted"})
 
 
-def build_model(spec: ModelSpec, *, allow_network: bool = True) -> BaseChatModel:
-    """Build the chat model ``spec`` names; raise :class:`ModelError` with the fix if it can't."""
-    if spec.provider not in OFFLINE_PROVIDERS and not allow_network:
+def build_model(
+    spec: ModelSpec, *, allow_network: bool = True, max_output_tokens: int | None = None
+) -> BaseChatModel:
+    """Build the chat model ``spec`` names; raise :class:`ModelError` with the fix if it can't.
+
+    ``max_output_tokens`` caps every answer (OpenAI-compatible endpoints get it in the field
+    they read, see :func:`cap_fields`).
+    """
+    if spec.named is not None:
+        raise ModelError(
+            f"model name '{spec.named}' was not resolved; resolve it with the project's "
+            "ModelRegistry (models.yaml) first"
+        )
+    if spec.provider not in OFFLINE_PROVIDERS and not allow_network and not is_loopback(spec):
         raise ModelError(
             f"model '{spec.label}' needs the network, which these settings forbid "
-            "(allow_network=False); use 'simulated' or inject a model_factory"
+            "(allow_network=False); use 'simulated', a server on this machine (127.0.0.1), "
+            "or inject a model_factory"
         )
     if spec.provider == "simulated":
         return SimulatedChatModel(delay=float(spec.options.get("delay", 0.0)))
@@ -38,22 +53,70 @@ def build_model(spec: ModelSpec, *, allow_network: bool = True) -> BaseChatModel
             "a ScriptedChatModel (see framework.models.scripted)"
         )
     if spec.provider == "openai":
-        return _openai(spec)
+        return _openai(spec, max_output_tokens or spec.max_output_tokens)
     return _imported(spec)
 
 
-def _openai(spec: ModelSpec) -> BaseChatModel:
+def is_loopback(spec: ModelSpec) -> bool:
+    """True when ``spec`` talks to a server on this machine (nothing leaves it)."""
+    host = urlsplit(spec.base_url or "").hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def cap_fields(spec: ModelSpec, cap: int | None) -> dict[str, Any]:
+    """ChatOpenAI keyword arguments that carry the output cap in the field the server reads.
+
+    langchain-openai sends ``max_tokens`` as ``max_completion_tokens``, which OpenAI reads and
+    llama.cpp's server ignores; ``extra_body`` adds the older ``max_tokens`` field for servers
+    that read only that one.
+    """
+    if cap is None:
+        return {}
+    field = spec.cap_field
+    if field == "auto":
+        field = "max_completion_tokens" if is_official_openai(spec.base_url) else "both"
+    kwargs: dict[str, Any] = {}
+    if field in ("max_completion_tokens", "both"):
+        kwargs["max_tokens"] = cap
+    if field in ("max_tokens", "both"):
+        kwargs["extra_body"] = {"max_tokens": cap}
+    return kwargs
+
+
+def _openai(spec: ModelSpec, cap: int | None) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    env = spec.api_key_env or "OPENAI_API_KEY"
-    key = os.environ.get(env)
+    if not spec.name:
+        raise ModelError(
+            "an openai model needs a name, e.g. 'openai:gpt-4o-mini' or "
+            "'openai:gemma-3-270m@http://127.0.0.1:8080/v1'"
+        )
+    env = spec.key_env
+    key = os.environ.get(env) if env else "not-needed"  # local servers take any key
     if not key:
         raise ModelError(
             f"model '{spec.label}' needs an API key: set the environment variable {env}"
         )
-    if not spec.name:
-        raise ModelError("an openai model needs a name, e.g. 'openai:gpt-4o-mini'")
-    return ChatOpenAI(model=spec.name, base_url=spec.base_url, api_key=key, **spec.options)  # type: ignore[arg-type]
+    options = dict(spec.options)
+    cap = int(options.pop("max_tokens", 0)) or cap
+    kwargs = cap_fields(spec, cap)
+    extra = {**kwargs.pop("extra_body", {}), **options.pop("extra_body", {})}
+    if extra:
+        kwargs["extra_body"] = extra
+    # Retries are ours (framework.models.calls), so they are counted and reported the same
+    # way for every provider.
+    kwargs.setdefault("max_retries", 0)
+    kwargs.setdefault("timeout", 300.0)
+    kwargs.update(options)
+    if "http_async_client" not in kwargs:
+        # langchain-openai shares one cached async HTTP client per process, bound to the
+        # event loop that first used it; a second asyncio.run() (an embedding bot, a test)
+        # then fails with "Event loop is closed". Each model gets its own client, closed
+        # with the Staffroom that built it (close_model).
+        from openai import DefaultAsyncHttpxClient
+
+        kwargs["http_async_client"] = DefaultAsyncHttpxClient(timeout=kwargs["timeout"])
+    return ChatOpenAI(model=spec.name, base_url=spec.base_url, api_key=key, **kwargs)  # type: ignore[arg-type]
 
 
 def _imported(spec: ModelSpec) -> BaseChatModel:
@@ -73,6 +136,13 @@ def _imported(spec: ModelSpec) -> BaseChatModel:
     except Exception as exc:  # provider constructors raise anything; we name the model
         raise ModelError(f"cannot build '{path}' with {sorted(options)}: {exc}") from exc
     return model
+
+
+async def close_model(model: BaseChatModel) -> None:
+    """Release what a built model holds open (its own HTTP connections)."""
+    client = getattr(model, "http_async_client", None)
+    if client is not None and hasattr(client, "aclose"):
+        await client.aclose()
 
 
 def model_label(model: BaseChatModel, spec: ModelSpec) -> str:

@@ -5,8 +5,8 @@ every event it produces carries ``meta.model = "simulated"``. Given the same bri
 same recent messages it always answers the same way, which is what tests and the offline
 demo need. It answers in the role's voice from the SOP step (read from the structured
 :mod:`~framework.models.brief`, never by sniffing prompt wording), writes the step's output
-to the workspace when the step lists ``write_file``, and picks a speaker when asked to act
-as a selector.
+to the workspace when the step lists ``write_file`` or declares products (exactly the
+declared files, when there are any), and picks a speaker when asked to act as a selector.
 """
 
 from __future__ import annotations
@@ -120,7 +120,12 @@ class SimulatedChatModel(OfflineChatModel):
         bound = _tool_names(kwargs.get("tools"))
         if "memory" in bound and (call := self._remember(brief, heard)):
             return call
-        if step and "write_file" in step["tools"] and "write_file" in bound:
+        # A step that declares products asks for files, whatever tools it lists.
+        if (
+            step
+            and "write_file" in bound
+            and ("write_file" in step["tools"] or step.get("produces"))
+        ):
             return self._write_step_output(brief, step, heard, english)
         return AIMessage(content=self._speak(brief, step, heard, english))
 
@@ -163,9 +168,12 @@ class SimulatedChatModel(OfflineChatModel):
         self, brief: TurnBrief, step: StepBrief, heard: str, english: bool
     ) -> AIMessage:
         employee = brief.get("employee", "employee")
-        # Write to the file the step names ("... 写入 outline.md"), else a per-step file.
+        # The step's declared products; else the file its text names ("... 写入 outline.md");
+        # else a per-step file.
         named = _FILE_NAME.search(step["do"])
-        path = named.group(0) if named else f"step{step['n']:02d}-{employee}.md"
+        paths = list(step.get("produces") or []) or [
+            named.group(0) if named else f"step{step['n']:02d}-{employee}.md"
+        ]
         heard = snippet(heard, 80)
         body = [f"# {step['do']}", "", f"- author: {employee} (simulated)", f"- step: {step['n']}"]
         if heard:
@@ -181,9 +189,10 @@ class SimulatedChatModel(OfflineChatModel):
                 {
                     "name": "write_file",
                     "args": {"path": path, "content": "\n".join(body) + "\n"},
-                    "id": f"call-{employee}-{step['n']}",
+                    "id": f"call-{employee}-{step['n']}" + (f"-{i}" if i else ""),
                     "type": "tool_call",
                 }
+                for i, path in enumerate(paths)
             ],
         )
 

@@ -15,7 +15,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
 from framework.memory.statements import preferred_language
-from framework.models.brief import TurnBrief, attach_brief
+from framework.models.brief import StepBrief, TurnBrief, attach_brief
+from framework.prompts.budget import Budget, estimate_tokens, fit_messages, make_budget
 from framework.sessions.events import Event, EventKind
 
 if TYPE_CHECKING:
@@ -26,9 +27,14 @@ MAX_SERVED = 3
 """At most this many people's MEMORY.md go into one prompt (the latest speakers)."""
 
 
+def recent_events(events: list[Event], limit: int) -> list[Event]:
+    """The last ``limit`` chat messages among ``events``."""
+    return [e for e in events if e.kind == EventKind.MESSAGE][-limit:] if limit > 0 else []
+
+
 def recent_messages(events: list[Event], employee: str, limit: int) -> list[BaseMessage]:
     """The last ``limit`` chat messages, from ``employee``'s point of view."""
-    chat = [e for e in events if e.kind == EventKind.MESSAGE][-limit:] if limit > 0 else []
+    chat = recent_events(events, limit)
     out: list[BaseMessage] = []
     for event in chat:
         if event.author == employee:
@@ -107,19 +113,61 @@ def render_memory(doc: MemoryDoc) -> str:
     return "\n".join(parts)
 
 
+def _step_brief(step: dict[str, Any]) -> StepBrief:
+    # Checkpoints from before steps declared products have no "produces" key.
+    return StepBrief(
+        n=step["n"],
+        do=step["do"],
+        tools=list(step["tools"]),
+        produces=list(step.get("produces") or []),
+    )
+
+
+def turn_budget(deps: RoomDeps, employee: str) -> Budget:
+    """The token budget of ``employee``'s prompts (from its model's window and cap)."""
+    profile = deps.profiles[employee]
+    return make_budget(
+        profile.input_budget,
+        system_share=deps.settings.system_share,
+        message_tokens=deps.settings.message_budget,
+    )
+
+
+def _fit_history(prompt: str, history: str, system_budget: int) -> str | None:
+    """HISTORY.md cut (oldest lines first) so the prompt fits; None when it already does."""
+    over = estimate_tokens(prompt) - system_budget
+    if over <= 0 or not history:
+        return None
+    keep: list[str] = []
+    room = estimate_tokens(history) - over
+    for line in history.splitlines():  # newest first
+        room -= estimate_tokens(line) + 1
+        if room < 0:
+            break
+        keep.append(line)
+    return "\n".join(keep)
+
+
 def build_messages(
     deps: RoomDeps, *, employee: str, why: str, step: dict[str, Any] | None
 ) -> tuple[list[BaseMessage], Remembered]:
-    """System prompt (with the structured brief) followed by the recent messages.
+    """System prompt (with the structured brief) followed by the recent messages, in budget.
 
     Nothing else from the past is sent: the prompt is bounded by the role card, the capped
-    MEMORY.md files, HISTORY.md within its budget and the last ``recent_turns`` messages.
+    MEMORY.md files, HISTORY.md within its budget and the last ``recent_turns`` messages; and
+    in tokens by the model's window (:func:`turn_budget`): HISTORY.md gives way first when the
+    instructions are too long, each earlier message is cut to the per-message budget with a
+    pointer to its full text, and the oldest messages are dropped until the whole fits.
     """
     settings = deps.plan.scenario.settings
     card = deps.plan.employees[employee]
     # Tool events sit between messages, so read a few times the window from the end.
     events = deps.log.tail(settings.recent_turns * 4 + 8)
     history = recent_messages(events, employee, settings.recent_turns)
+    pointers = {
+        i: f"full text: event {e.id} in {deps.key} (staffroom history {deps.key} --json)"
+        for i, e in enumerate(recent_events(events, settings.recent_turns), start=1)
+    }
     remembered = remember(deps, employee, events)
     last_human = next(
         (e.text for e in reversed(events) if e.kind == EventKind.MESSAGE and e.meta.get("human")),
@@ -140,8 +188,14 @@ def build_messages(
         language=language,
         why=why,
         humans=list(deps.plan.scenario.humans),
-        step={"n": step["n"], "do": step["do"], "tools": list(step["tools"])} if step else None,
+        step=_step_brief(step) if step else None,
         memory={sid: list(v) for sid, v in current.sections.items()} if current else {},
     )
+    budget = turn_budget(deps, employee)
     prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
-    return [attach_brief(SystemMessage(content=prompt), brief), *history], remembered
+    trimmed = _fit_history(prompt, remembered.history, budget.system)
+    if trimmed is not None:
+        remembered = Remembered(remembered.users, remembered.memories, trimmed)
+        prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
+    messages = [attach_brief(SystemMessage(content=prompt), brief), *history]
+    return fit_messages(messages, budget, pointers), remembered

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from framework.memory.store import MemoryStore
+from framework.models.profile import ModelProfile
 from framework.prompts.environment import PromptRenderer
 from framework.runtime.plan import RoomPlan
 from framework.runtime.tools import Tool
@@ -31,6 +32,8 @@ class RoomDeps:
     tools: dict[str, Tool]
     models: dict[str, BaseChatModel]
     model_labels: dict[str, str]
+    profiles: dict[str, ModelProfile]
+    """Per employee id (and ``selector``): window, output cap, roles, JSON mode."""
     selector_model: BaseChatModel | None
     renderer: PromptRenderer
     settings: Settings

@@ -12,7 +12,7 @@ from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
 from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
-from framework.sop.model_reviser import model_reviser, rule_reviser
+from framework.sop.model_reviser import Proposal, model_reviser, recorded, rule_reviser
 from framework.sop.outcomes import run_outcome
 
 
@@ -31,22 +31,36 @@ async def close_run(
     if not sop_ref or deps.log.has(done_id):
         return
     events = run_events(deps.log, f"{epoch}-entry")
-    outcome = run_outcome(events, sop_ref=sop_ref, session=str(deps.key), reason=reason)
+    outcome = run_outcome(
+        events, sop_ref=sop_ref, session=str(deps.key), reason=reason, workspace=deps.workspace.root
+    )
     settings = deps.plan.scenario.settings
     # The room's first employee's model revises; the simulator uses the rules instead.
-    model = deps.models[deps.plan.scenario.participants[0]]
+    first = deps.plan.scenario.participants[0]
+    model = deps.models[first]
     reviser = (
         rule_reviser
         if isinstance(model, SimulatedChatModel)
-        else model_reviser(model, deps.renderer)
+        else model_reviser(
+            model,
+            deps.renderer,
+            deps.profiles[first],
+            retries=deps.settings.model_retries,
+            backoff=deps.settings.model_backoff,
+        )
     )
+    proposals: list[Proposal] = []
     revision = await deps.sops.record_run(
         outcome,
         feedback=settings.sop_feedback,
         auto_publish=settings.sop_auto_publish,
         reviewers=settings.sop_reviewers,
-        reviser=reviser,
+        reviser=recorded(reviser, proposals),
     )
+    for proposal in proposals:
+        if proposal.fallback is not None:  # the rules stood in for the model: say why
+            used = {"what": "sop_revision", "used": "rules", "reason": proposal.fallback}
+            deps.emit(writer, EventKind.FALLBACK, "system", used, id=f"{epoch}-fallback-sop")
     content: dict[str, Any] = {
         "outcome": {
             "sop": sop_ref,
@@ -56,6 +70,7 @@ async def close_run(
             "off_sop_turns": outcome.off_sop_turns,
             "human_interventions": outcome.human_interventions,
             "duration_s": round(outcome.duration_s, 3),
+            "failures": list(outcome.failures),  # why the run lacks evidence of work
         }
     }
     if revision is not None:

@@ -142,6 +142,11 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             chosen, note = await select_speaker(
                 deps, last_speaker=state.get("last_speaker"), last_text=msg["content"]
             )
+            if note:  # round robin stood in for the selector model: record why
+                used = {"what": "selector", "used": "round_robin", "reason": note}
+                fid = f"{state['epoch']}-{msg['id']}-select"
+                deps.emit(writer, EventKind.FALLBACK, "system", used, id=fid)
+                note = f"round robin: {note}"
             queue.append({"employee": chosen, "why": "selector", "step": None, "note": note})
     update.update(consumed=consumed, run_turns=run_turns, queue=queue, deferred=deferred)
     merged = {**state, **update}
@@ -188,7 +193,7 @@ async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         "run_turns": state["run_turns"] + 1,
         "last_speaker": pick["employee"],
         "current": None,
-        "last_error": not result.ok,
+        "last_error": result.error or ("model_error" if not result.ok else None),
     }
     if not result.ok and is_step:
         # Retry the step once a person has seen the error and answered.
@@ -204,13 +209,16 @@ async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
 async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     """Pause until a person posts; the posted message becomes the next input."""
     deps = runtime.context
-    reason = "model_error" if state.get("last_error") else "waits_for_input"
+    error = state.get("last_error")
+    reason = "model_error" if error else "waits_for_input"
     steps, done = state["steps"], state["step"]
     payload = {
         "waiting_for": list(deps.plan.scenario.humans),
         "reason": reason,
         "after_step": steps[done - 1]["n"] if done and steps else None,
     }
+    if isinstance(error, str):
+        payload["error"] = error
     deps.emit(
         runtime.stream_writer,
         EventKind.WAIT,
@@ -219,7 +227,10 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         id=f"{state['epoch']}-t{state['turns']:04d}-wait",
     )
     message = interrupt(payload)
-    return Command(goto="route", update={"inbox": [message], "last_error": False})
+    if isinstance(message, dict) and message.get("retry"):
+        # Room.retry(): try the failed step again without anyone's message.
+        return Command(goto="route", update={"inbox": [], "last_error": None})
+    return Command(goto="route", update={"inbox": [message], "last_error": None})
 
 
 def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> RoomGraph:

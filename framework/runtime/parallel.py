@@ -52,7 +52,8 @@ async def lane(payload: LanePayload, runtime: Runtime[RoomDeps]) -> dict[str, An
         step=payload["step"],
         prefix=payload["prefix"],
     )
-    return {"lanes": [{"employee": payload["pick"]["employee"], "ok": result.ok}]}
+    lane_result = {"employee": payload["pick"]["employee"], "ok": result.ok, "error": result.error}
+    return {"lanes": [lane_result]}
 
 
 async def join(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
@@ -65,7 +66,9 @@ async def join(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         "turns": state["turns"] + len(lanes),
         "run_turns": state["run_turns"] + len(lanes),
         "last_speaker": lanes[-1]["employee"] if lanes else state.get("last_speaker"),
-        "last_error": not ok,
+        "last_error": None
+        if ok
+        else next((e.get("error") for e in lanes if e.get("error")), None) or "model_error",
         "lanes": None,
     }
     if not ok:

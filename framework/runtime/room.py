@@ -41,6 +41,10 @@ class RoomStatus:
     turns: int
     sop: str | None
     stop_reason: str | None
+    wait_reason: str | None = None
+    """Why it waits: ``waits_for_input`` (a step asks people) or ``model_error``."""
+    error: str | None = None
+    """With ``model_error``: what failed and what to check (then :meth:`Room.retry`)."""
 
 
 class Room:
@@ -73,6 +77,9 @@ class Room:
         snap = await self._graph.aget_state(self._config)
         values: dict[str, Any] = dict(snap.values or {})
         waiting = bool(snap.interrupts)
+        asked: dict[str, Any] = {}
+        if waiting and isinstance(snap.interrupts[0].value, dict):
+            asked = snap.interrupts[0].value
         return RoomStatus(
             entered=bool(values.get("entered")),
             phase=values.get("phase"),
@@ -83,6 +90,8 @@ class Room:
             turns=int(values.get("turns", 0)),
             sop=values.get("sop"),
             stop_reason=values.get("stop_reason"),
+            wait_reason=asked.get("reason"),
+            error=asked.get("error"),
         )
 
     async def start(self) -> AsyncIterator[Event]:
@@ -117,6 +126,20 @@ class Room:
                 return
             async for produced in self._drive({"id": event.id, "author": who, "content": text}):
                 yield produced
+        self._after_reply()
+
+    async def retry(self) -> AsyncIterator[Event]:
+        """Retry the step a model error paused, without posting anything (after a fix).
+
+        Does nothing unless the room waits on a model error; a room that waits for people
+        goes on only with :meth:`post`.
+        """
+        async with self._running():
+            status = await self.status()
+            if status.wait_reason != "model_error":
+                return
+            async for event in self._stream(Command(resume={"retry": True})):
+                yield event
         self._after_reply()
 
     async def consolidate(self, *, force: bool = False) -> ConsolidationReport:

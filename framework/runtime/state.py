@@ -44,7 +44,8 @@ class RoomState(TypedDict, total=False):
     """Ids of recent human messages already routed, so a redelivered message is ignored."""
     current: dict[str, Any] | None
     last_speaker: str | None
-    last_error: bool
+    last_error: str | bool | None
+    """Why the last turn failed (the room then waits for a person or a retry)."""
     lanes: Annotated[list[dict[str, Any]], merge_lanes]
     """Results of the lanes of a parallel step, joined by the ``join`` node."""
     stop_reason: str | None

@@ -6,6 +6,7 @@ Tool failures a model can fix (bad arguments, a path outside the workspace) come
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,13 @@ class ToolResult:
     output: str
 
 
+@functools.cache
+def _parameters(args_model: type[BaseModel]) -> dict[str, Any]:
+    # Building a JSON Schema takes milliseconds and every turn binds its tools again; an
+    # argument model never changes, so its schema is built once per process.
+    return args_model.model_json_schema()
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     """A callable tool with a pydantic argument model (its JSON Schema is sent to the model)."""
@@ -40,7 +48,7 @@ class Tool:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.args_model.model_json_schema(),
+                "parameters": _parameters(self.args_model),
             },
         }
 

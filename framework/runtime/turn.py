@@ -7,6 +7,7 @@ model or the user; none of them crashes the room or corrupts the session.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from framework.memory.memory_tool import memory_tool
 from framework.memory.tool_output import quoted_snippets
-from framework.prompts.context import Remembered, build_messages
+from framework.models.calls import ModelCallError, call_model, text_of
+from framework.prompts.budget import fit_messages, total_tokens
+from framework.prompts.context import Remembered, build_messages, turn_budget
 from framework.runtime.deps import RoomDeps
 from framework.runtime.replay import model_view
 from framework.runtime.tools import ToolResult
@@ -28,13 +31,54 @@ class TurnResult:
 
     ok: bool
     replayed: bool = False
+    error: str | None = None
+    """Why it failed, in a line a person can act on (shown while the room waits)."""
 
 
-def _text_of(message: AIMessage) -> str:
-    if isinstance(message.content, str):
-        return message.content
-    parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in message.content]
-    return "".join(parts)
+EMPTY_NUDGE = (
+    "你的回复是空的。请用一两句话作答。/ Your reply was empty: answer in one or two sentences."
+)
+
+
+@dataclass(slots=True)
+class Usage:
+    """What a turn's model calls cost: tokens (as the server counted them) and seconds."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    max_prompt_estimate: int = 0
+    max_request_tokens: int = 0
+    """The largest prompt + answer of one call, by the server's count where it gave one."""
+    window: int = 0
+    model_s: float = 0.0
+
+    def add(self, response: AIMessage, estimate: int, window: int) -> None:
+        """Count one answered call."""
+        self.calls += 1
+        self.window = window
+        self.max_prompt_estimate = max(self.max_prompt_estimate, estimate)
+        usage = response.usage_metadata
+        if usage:
+            self.input_tokens += usage.get("input_tokens", 0)
+            self.output_tokens += usage.get("output_tokens", 0)
+            self.max_request_tokens = max(self.max_request_tokens, usage.get("total_tokens", 0))
+
+    def as_meta(self) -> dict[str, Any]:
+        """The event meta of a turn's message (``usage`` only when a model was called)."""
+        if not self.calls:
+            return {}
+        return {
+            "usage": {
+                "calls": self.calls,
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "max_request_tokens": self.max_request_tokens,
+                "prompt_estimate": self.max_prompt_estimate,
+                "window": self.window,
+                "model_s": round(self.model_s, 3),
+            }
+        }
 
 
 class _Turn:
@@ -55,6 +99,8 @@ class _Turn:
             self.meta.update(sop=deps.plan.sop_ref, step=step["n"])
         if pick.get("note"):
             self.meta["note"] = pick["note"]
+        self.usage = Usage()
+        self.tool_chars = deps.plan.scenario.settings.tool_output_budget
         self.quoting = ""  # the model's latest text and arguments (what it may be quoting)
         self.previous_output = ""  # the last tool output it saw
 
@@ -79,51 +125,61 @@ class _Turn:
         tools["memory"] = memory_tool(deps.memory.memory(self.employee, user))
         model = deps.models[self.employee]
         runnable = model.bind_tools([t.schema() for t in tools.values()]) if tools else model
+        budget = turn_budget(deps, self.employee)
+        self.tool_chars = budget.tool_output_chars
         texts: list[str] = []
         offsets: list[int] = []
-        for _ in range(deps.settings.max_tool_rounds):
-            try:
-                response = await runnable.ainvoke(messages)
-            except Exception as exc:  # any provider failure is data for the user, not a crash
+        calls = shrunk = nudged = 0
+        while True:
+            if calls >= deps.settings.max_tool_rounds:
                 self.emit(
                     EventKind.ERROR,
-                    {"error": "model_error", "detail": f"{type(exc).__name__}: {exc}"},
+                    {
+                        "error": "tool_loop_limit",
+                        "detail": f"stopped after {deps.settings.max_tool_rounds} model calls",
+                    },
                 )
-                return TurnResult(ok=False)
-            if not isinstance(response, AIMessage):
-                response = AIMessage(content=str(getattr(response, "content", response)))
-            if text := _text_of(response):
+                break
+            calls += 1
+            try:
+                response = await self._call(runnable, fit_messages(messages, budget))
+            except ModelCallError as exc:
+                if exc.kind == "context_length" and not shrunk:
+                    # The estimate was off for this model: shrink the prompt and try once more.
+                    shrunk, budget, calls = 1, budget.shrunk(), calls - 1
+                    self.fallback("prompt", "the prompt shrunk to half its budget", str(exc))
+                    continue
+                self.emit(
+                    EventKind.ERROR,
+                    {
+                        "error": "model_error",
+                        "kind": exc.kind,
+                        "detail": str(exc),
+                        "attempts": exc.attempts,
+                    },
+                )
+                return TurnResult(ok=False, error=str(exc))
+            if text := text_of(response):
                 texts.append(text)
             # Decoded argument values, not JSON: escapes would hide a quote from the match.
             values = [str(v) for c in response.tool_calls for v in (c.get("args") or {}).values()]
             self.quoting = "\n".join([text, *values])
             if not response.tool_calls and not response.invalid_tool_calls:
-                break
+                if "".join(texts).strip() or nudged:
+                    break
+                # An empty answer: ask once more, plainly, before calling it an error.
+                nudged = 1
+                messages.append(HumanMessage(content=EMPTY_NUDGE))
+                continue
             messages.append(response)
-            where = len("\n".join(texts))
-            for bad in response.invalid_tool_calls:
-                why = bad.get("error") or "arguments are not valid JSON"
-                detail = f"malformed tool call {bad.get('name')!r}: {why}"
-                self.emit(
-                    EventKind.ERROR,
-                    {"error": "malformed_tool_call", "detail": detail, "raw": bad.get("args")},
-                )
-                messages.append(
-                    HumanMessage(
-                        content=f"Error: {detail}. Call the tool again with valid JSON arguments."
-                    )
-                )
-            for call in response.tool_calls:
-                offsets.append(where)
-                messages.append(await self._call_tool(call, tools))
-        else:
-            self.emit(
-                EventKind.ERROR,
-                {
-                    "error": "tool_loop_limit",
-                    "detail": f"stopped after {deps.settings.max_tool_rounds} model calls",
-                },
+            await self._tool_round(response, tools, messages, offsets, len("\n".join(texts)))
+        if not "".join(texts).strip():
+            detail = (
+                f"{self.employee} answered with no text twice (model "
+                f"'{deps.model_labels[self.employee]}')"
             )
+            self.emit(EventKind.ERROR, {"error": "empty_reply", "detail": detail})
+            return TurnResult(ok=False, error=detail)
         self.seq += 1
         deps.emit(
             self.writer,
@@ -131,10 +187,55 @@ class _Turn:
             self.employee,
             "\n".join(texts),
             id=f"{self.prefix}-msg",
-            meta=self.meta,
+            meta={**self.meta, **self.usage.as_meta()},
             text_offsets=offsets or None,
         )
         return TurnResult(ok=True)
+
+    async def _call(self, runnable: Any, messages: list[BaseMessage]) -> AIMessage:
+        settings = self.deps.settings
+        profile = self.deps.profiles[self.employee]
+        started = time.perf_counter()
+        try:
+            response = await call_model(
+                runnable,
+                messages,
+                profile,
+                retries=settings.model_retries,
+                backoff=settings.model_backoff,
+            )
+        finally:
+            self.usage.model_s += time.perf_counter() - started
+        self.usage.add(response, total_tokens(messages), profile.context_window)
+        return response
+
+    def fallback(self, what: str, used: str, reason: str) -> None:
+        """Record that the turn did something another way than asked (shown, never silent)."""
+        self.emit(EventKind.FALLBACK, {"what": what, "used": used, "reason": reason})
+
+    async def _tool_round(
+        self,
+        response: AIMessage,
+        tools: dict[str, Any],
+        messages: list[BaseMessage],
+        offsets: list[int],
+        where: int,
+    ) -> None:
+        for bad in response.invalid_tool_calls:
+            why = bad.get("error") or "arguments are not valid JSON"
+            detail = f"malformed tool call {bad.get('name')!r}: {why}"
+            self.emit(
+                EventKind.ERROR,
+                {"error": "malformed_tool_call", "detail": detail, "raw": bad.get("args")},
+            )
+            messages.append(
+                HumanMessage(
+                    content=f"Error: {detail}. Call the tool again with valid JSON arguments."
+                )
+            )
+        for call in response.tool_calls:
+            offsets.append(where)
+            messages.append(await self._call_tool(call, tools))
 
     async def _call_tool(self, call: Any, tools: dict[str, Any]) -> ToolMessage:
         name, args, call_id = (
@@ -153,7 +254,7 @@ class _Turn:
         else:
             result = await tool.call(args)
         protect = quoted_snippets(self.quoting, self.previous_output)
-        budget = self.deps.plan.scenario.settings.tool_output_budget
+        budget = min(self.deps.plan.scenario.settings.tool_output_budget, self.tool_chars)
         content = {"name": name, "call_id": call_id, "ok": result.ok, "output": result.output}
         # The raw output plus what shaped the model's view of it, so replay is exact.
         content.update(budget=budget, protect=protect)

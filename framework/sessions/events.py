@@ -31,6 +31,9 @@ class EventKind(StrEnum):
     """How a run ended (reason, turns, steps done)."""
     ERROR = "error"
     """A model error, malformed tool call or unknown tool, shown to the model or the user."""
+    FALLBACK = "fallback"
+    """Something was done another way than asked (content: ``{"what", "used", "reason"}``):
+    a shrunk prompt, an extractive summary, the rule reviser, a round-robin pick."""
     WAIT = "wait"
     """The room paused for human input."""
     CONSOLIDATION = "consolidation"

@@ -17,6 +17,7 @@ from framework.errors import CardError, InputError, ScenarioError, UnknownNameEr
 
 from ._explain import did_you_mean, hint
 from .employee import EmployeeCard, load_card
+from .models_file import MODELS_FILE, ModelRegistry
 from .scenario import Scenario, load_scenario
 from .sop_card import SopCard, SopLibrary, has_front_matter, load_sop_card
 from .yaml_loader import field_name, load_yaml_file
@@ -314,7 +315,9 @@ class _Checker:
     def check(self, item: tuple[Path, bool]) -> None:
         path, explicit = item
         try:
-            if path.suffix == ".md":
+            if path.name == MODELS_FILE:
+                ModelRegistry.load(path)
+            elif path.suffix == ".md":
                 self._sop(path, explicit)
             elif path.suffix in YAML_SUFFIXES or explicit:
                 self._yaml(path)

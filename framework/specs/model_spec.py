@@ -5,8 +5,15 @@ A card may write the full mapping or a one-word shorthand::
     model: simulated
     model: openai:gpt-4o-mini
     model: import:langchain_anthropic.ChatAnthropic
+    model: openai:gemma-3-270m@http://127.0.0.1:8080/v1    # name@base_url
+    model: local                                           # a name from the project's models.yaml
     model: {provider: openai, name: qwen-plus, base_url: "https://example.com/v1",
-            api_key_env: DASHSCOPE_API_KEY}
+            api_key_env: DASHSCOPE_API_KEY, context_window: 32768, max_output_tokens: 1024}
+
+Budgets are in tokens: ``context_window`` is what the server can hold in all,
+``max_output_tokens`` the cap on one answer (sent in the field the server reads, see
+``cap_field``). ``system_role`` says how instructions reach a model whose chat template has no
+system role (Gemma's): ``fold`` puts them into the first user message, ``both`` does both.
 """
 
 from __future__ import annotations
@@ -22,11 +29,15 @@ from ._explain import hint
 from .yaml_loader import spec_error
 
 Provider = Literal["simulated", "scripted", "openai", "import"]
+SystemRole = Literal["system", "fold", "both"]
+StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
+CapField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
 PROVIDERS: tuple[str, ...] = ("simulated", "scripted", "openai", "import")
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 _CLASS_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
-_SHORTHAND = r"^(simulated|scripted|openai|import)(:.+)?$"
+_SHORTHAND = r"^((simulated|scripted|openai|import)(:.+)?|[A-Za-z0-9_.-]+)$"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class ModelSpec(BaseModel):
@@ -58,24 +69,73 @@ class ModelSpec(BaseModel):
         default_factory=dict,
         description="keyword arguments for the model (simulated: e.g. {delay: 0.2})",
     )
+    named: str | None = Field(
+        default=None,
+        description="a model named in the project's models.yaml; the other fields set here "
+        "override the named model's",
+        examples=["local"],
+    )
+    context_window: int | None = Field(
+        default=None,
+        gt=0,
+        description="tokens the model can hold (prompt + answer); empty = Settings.context_window",
+        examples=[4096],
+    )
+    max_output_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="cap on one answer, in tokens; empty = Settings.max_output_tokens",
+        examples=[512],
+    )
+    system_role: SystemRole = Field(
+        default="system",
+        description="how instructions reach the model: system (a system message), fold (into "
+        "the first user message, for chat templates without a system role, e.g. Gemma) or both",
+    )
+    structured_output: StructuredMode = Field(
+        default="auto",
+        description="how JSON answers are asked for: json_schema (OpenAI response_format), "
+        "json_object (with a schema, as llama.cpp reads it), prompt (schema and examples in "
+        "the prompt only); auto picks by endpoint",
+    )
+    cap_field: CapField = Field(
+        default="auto",
+        description="which request field carries max_output_tokens: auto sends "
+        "max_completion_tokens to api.openai.com and both fields elsewhere",
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _shorthand(cls, data: Any) -> Any:
         if not isinstance(data, str):
             return data
-        provider, _, rest = data.strip().partition(":")
-        if provider not in PROVIDERS:
+        text = data.strip()
+        provider, colon, rest = text.partition(":")
+        if not colon and provider not in PROVIDERS:
+            if _NAME.match(text):
+                return {"named": text}  # resolved against models.yaml by the catalog
             raise spec_error(
                 f"unknown model '{data}'{hint(provider, PROVIDERS)}",
-                "write simulated, scripted, openai:<model name> or import:<module.Class>",
+                "write simulated, openai:<model name>[@<base url>], import:<module.Class> "
+                "or the name of a model in models.yaml",
+            )
+        if provider not in PROVIDERS:
+            raise spec_error(
+                f"unknown model provider '{provider}'{hint(provider, PROVIDERS)}",
+                "write simulated, openai:<model name>[@<base url>], import:<module.Class> "
+                "or the name of a model in models.yaml",
             )
         if provider == "import":
             return {"provider": provider, "class_path": rest or None}
+        name, at, url = rest.partition("@")
+        if at:
+            return {"provider": provider, "name": name or None, "base_url": url or None}
         return {"provider": provider, "name": rest or None}
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:
+        if self.named is not None:
+            return self  # checked when the name is resolved
         if self.provider == "import":
             if not self.class_path or not _CLASS_PATH.match(self.class_path):
                 raise spec_error(
@@ -90,13 +150,31 @@ class ModelSpec(BaseModel):
                 "remove class_path, or set `provider: import`",
                 at=("class_path",),
             )
-        if self.provider == "openai" and self.api_key_env is None:
-            self.api_key_env = DEFAULT_API_KEY_ENV
         return self
+
+    def merged_over(self, base: ModelSpec) -> ModelSpec:
+        """``base`` (a named model) with the fields this spec sets explicitly on top."""
+        update = {k: getattr(self, k) for k in self.model_fields_set if k != "named"}
+        return base.model_copy(update=update)
+
+    @property
+    def key_env(self) -> str | None:
+        """The environment variable holding the API key, if one is needed.
+
+        An explicit ``api_key_env`` is always required; without one, OpenAI's own endpoint
+        reads ``OPENAI_API_KEY`` and a local server (``base_url`` set) needs no key.
+        """
+        if self.api_key_env:
+            return self.api_key_env
+        if self.provider == "openai" and not self.base_url:
+            return DEFAULT_API_KEY_ENV
+        return None
 
     @property
     def label(self) -> str:
         """Short name: ``simulated``, ``openai:gpt-4o-mini``, ``import:pkg.mod.Class``."""
+        if self.named is not None:
+            return self.named
         if self.provider == "import":
             return f"import:{self.class_path}"
         return f"{self.provider}:{self.name}" if self.name else self.provider

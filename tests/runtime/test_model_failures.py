@@ -38,6 +38,7 @@ async def test_model_error_is_shown_and_the_dm_keeps_working(settings: Settings)
 
 async def test_model_error_in_an_sop_step_pauses_and_retries_the_step(settings: Settings) -> None:
     model = ScriptedChatModel(replies=[TimeoutError("slow"), "提纲如下……"])
+    settings = settings.model_copy(update={"model_retries": 0})
     async with await open_with(settings, "pm", model) as staff:
         room = await staff.room("err-1", "tech-article")
         events = await collect(room.start())

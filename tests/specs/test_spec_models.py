@@ -38,11 +38,21 @@ def test_model_shorthand(text: str, provider: str, label: str) -> None:
     assert spec.label == label
 
 
+def test_shorthand_with_a_url_and_a_name_from_models_yaml() -> None:
+    spec = ModelSpec.model_validate("openai:gemma-3-270m@http://127.0.0.1:8080/v1")
+    assert (spec.name, spec.base_url) == ("gemma-3-270m", "http://127.0.0.1:8080/v1")
+    named = ModelSpec.model_validate("local")
+    assert named.named == "local" and named.label == "local"
+
+
 def test_model_mapping_and_defaults() -> None:
     spec = ModelSpec.model_validate(
         {"provider": "openai", "name": "qwen-plus", "base_url": "http://localhost:8000/v1"}
     )
-    assert spec.api_key_env == "OPENAI_API_KEY"
+    # A local server by URL needs no key; OpenAI's own endpoint reads OPENAI_API_KEY.
+    assert spec.key_env is None
+    assert ModelSpec.model_validate("openai:gpt-4o-mini").key_env == "OPENAI_API_KEY"
+    assert ModelSpec.model_validate({"provider": "openai", "api_key_env": "K"}).key_env == "K"
     assert ModelSpec().label == "simulated"
     assert ModelSpec.model_validate({"options": {"delay": 0.2}}).options == {"delay": 0.2}
     assert ModelSpec.model_validate("simulated").api_key_env is None
@@ -50,7 +60,15 @@ def test_model_mapping_and_defaults() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["opnai:gpt-4o", "import:NoDots", {"provider": "openai", "class_path": "a.B"}, {"x": 1}],
+    [
+        "opnai:gpt-4o",
+        "import:NoDots",
+        "gpt 4",
+        {"provider": "openai", "class_path": "a.B"},
+        {"x": 1},
+        {"context_window": 0},
+        {"system_role": "assistant"},
+    ],
 )
 def test_model_rejects(bad: object) -> None:
     with pytest.raises(ValidationError):

@@ -12,6 +12,9 @@ from rich.markup import escape
 
 from framework.errors import InputError, StaffroomError
 from framework.settings import Settings
+from framework.specs.model_spec import ModelSpec
+from framework.specs.models_file import parse_model_option
+from framework.surfaces.cli import init as init_cmds
 from framework.surfaces.cli import memory as memory_cmds
 from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import sop as sop_cmds
@@ -37,8 +40,20 @@ Project = Annotated[
 ]
 
 
-def _settings(data_dir: Path | None, project: Path | None) -> Settings:
-    return Settings.from_env(data_dir=data_dir, project_dir=project)
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Model for every employee, over scenario and cards: simulated, "
+        "openai:NAME[@BASE_URL], a name from models.yaml, or a {provider: ..., ...} mapping "
+        "(default: $STAFFROOM_MODEL).",
+    ),
+]
+
+
+def _settings(data_dir: Path | None, project: Path | None, model: str | None = None) -> Settings:
+    override = parse_model_option(model, where="--model") if model else None
+    return Settings.from_env(data_dir=data_dir, project_dir=project, model_override=override)
 
 
 @app.command()
@@ -58,12 +73,12 @@ def run(
     ] = False,
     data_dir: DataDir = None,
     project: Project = None,
+    model: ModelOption = None,
 ) -> None:
-    """Run a scenario room and show the transcript live."""
-    asyncio.run(
-        run_cmds.run_scenario(
-            _settings(data_dir, project), scenario, room, script, interactive, console
-        )
+    """Run a scenario room and show the transcript live (exit 1 if it stops on a model error)."""
+    settings = _settings(data_dir, project, model)
+    raise typer.Exit(
+        asyncio.run(run_cmds.run_scenario(settings, scenario, room, script, interactive, console))
     )
 
 
@@ -73,9 +88,11 @@ def dm(
     user: Annotated[str, typer.Option("--user", help="Who you are in this chat.")] = "user",
     data_dir: DataDir = None,
     project: Project = None,
+    model: ModelOption = None,
 ) -> None:
     """Chat one to one with an employee (reads stdin lines when not a terminal)."""
-    asyncio.run(run_cmds.run_dm(_settings(data_dir, project), employee, user, console))
+    settings = _settings(data_dir, project, model)
+    raise typer.Exit(asyncio.run(run_cmds.run_dm(settings, employee, user, console)))
 
 
 @app.command()
@@ -112,9 +129,14 @@ def consolidate(
     ] = False,
     data_dir: DataDir = None,
     project: Project = None,
+    model: ModelOption = None,
 ) -> None:
-    """Summarise old turns into HISTORY.md and durable facts into MEMORY.md now."""
-    asyncio.run(memory_cmds.consolidate(_settings(data_dir, project), session, force, console))
+    """Summarise old turns into HISTORY.md and durable facts into MEMORY.md now.
+
+    Exits 1 when the model could not be called (the extractive summary is written instead).
+    """
+    settings = _settings(data_dir, project, model)
+    raise typer.Exit(asyncio.run(memory_cmds.consolidate(settings, session, force, console)))
 
 
 @app.command()
@@ -144,6 +166,22 @@ def schema(
 ) -> None:
     """Print JSON Schema for editors."""
     raise typer.Exit(validate_cmds.print_schema(kind, console))
+
+
+@app.command()
+def init(
+    target: Annotated[Path, typer.Argument(help="New project folder (empty or missing).")],
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="The project's default model (written to models.yaml); default: simulated.",
+        ),
+    ] = None,
+) -> None:
+    """Scaffold a project (employees, a scenario, its SOP, models.yaml) that runs at once."""
+    spec = parse_model_option(model, where="--model") if model else ModelSpec()
+    raise typer.Exit(init_cmds.init_project(target, spec, console))
 
 
 app.add_typer(sop_cmds.app, name="sop")

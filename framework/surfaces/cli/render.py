@@ -81,6 +81,10 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
         c = event.content if isinstance(event.content, dict) else {"detail": event.text}
         error, detail = escape(str(c.get("error", "error"))), escape(str(c.get("detail", "")))
         console.print(f"[bold red]! {who}: {error}[/] {detail}")
+    elif kind == EventKind.FALLBACK:
+        c = event.content if isinstance(event.content, dict) else {"reason": event.text}
+        what, used = escape(str(c.get("what", "?"))), escape(str(c.get("used", "?")))
+        console.print(f"[yellow]⚠ fallback: {what} → {used} ({escape(str(c.get('reason')))})[/]")
     elif kind == EventKind.WAIT:
         waiting = escape(", ".join(event.content.get("waiting_for", [])))
         reason = escape(str(event.content.get("reason")))
@@ -108,6 +112,9 @@ def _render_feedback(console: Console, content: dict[str, object]) -> None:
         f"(corrections {o.get('corrections')}, off-SOP turns {o.get('off_sop_turns')}, "
         f"human interventions {o.get('human_interventions')})"
     )
+    # Outcomes recorded before failures existed have no such key.
+    for failure in o.get("failures") or []:
+        console.print(f"  [red]✗ {escape(str(failure))}[/]")
     revision = content.get("revision")
     if isinstance(revision, dict):
         console.print(

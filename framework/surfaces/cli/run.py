@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from framework.runtime.room import Room
+from framework.sessions.events import EventKind
 from framework.sessions.keys import SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
@@ -23,6 +24,10 @@ SIMULATED_NOTE = (
     "[black on yellow] simulated [/] replies come from the offline simulator, "
     "a deterministic test double (not a real model)"
 )
+
+
+FAILURES = ("model_error", "empty_reply")
+"""Error events that leave a question unanswered."""
 
 
 def _names(room: Room) -> dict[str, str]:
@@ -51,10 +56,17 @@ def _script_lines(script: Path | None) -> Iterator[str]:
     return iter(script.read_text(encoding="utf-8").splitlines())
 
 
-async def _post(console: Console, room: Room, author: str, text: str) -> None:
+async def _post(console: Console, room: Room, author: str, text: str) -> bool:
+    """Post and show what follows; True when a model error was the last word."""
     names = _names(room)
+    failed = False
     async for event in room.post(text, author=author):
         render_event(console, event, names)
+        if event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+            failed = False
+        elif event.kind == EventKind.ERROR and event.content.get("error") in FAILURES:
+            failed = True
+    return failed
 
 
 def _next_line(
@@ -77,6 +89,14 @@ def _uses_simulator(room: Room) -> bool:
     return "simulated" in room.deps.model_labels.values()
 
 
+def _model_error(console: Console, room: Room, error: str | None, command: str) -> int:
+    console.print(
+        f"[bold red]room {room.key} stopped on a model error:[/] {escape(error or 'see above')}\n"
+        f"[yellow]fix it, then run again: {command}[/] (the failed step is retried)"
+    )
+    return 1
+
+
 async def run_scenario(
     settings: Settings,
     scenario: str,
@@ -84,29 +104,40 @@ async def run_scenario(
     script: Path | None,
     interactive: bool,
     console: Console,
-) -> None:
-    """Run (or resume) a scenario room, feeding script lines when it waits for people."""
+) -> int:
+    """Run (or resume) a scenario room, feeding script lines when it waits for people.
+
+    Returns the exit status: 0, or 1 when the room stopped on a model error (script lines
+    are only ever posted where the room asks people, never to acknowledge a retry).
+    """
     async with await Staffroom.open(settings=settings) as staff:
         spec = staff.catalog.scenario(scenario)
         room_id = room_id or f"{spec.id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
         room = await staff.room(room_id, spec)
         console.print(f"[bold]room[/] {room.key} · scenario {spec.id} · data {settings.data_dir}")
-        if _uses_simulator(room):
-            console.print(SIMULATED_NOTE)
+        _show_models(console, room)
         names = _names(room)
         async for event in room.start():
             render_event(console, event, names)
+        if (await room.status()).wait_reason == "model_error":
+            # Run again after a fix: the failed step is retried first.
+            async for event in room.retry():
+                render_event(console, event, names)
         lines = _script_lines(script)
         humans = list(spec.humans)
+        again = f"staffroom run {scenario} --room {room_id}"
+        code = 0
         while True:
             status = await room.status()
+            if status.wait_reason == "model_error":
+                code = _model_error(console, room, status.error, again)
+                break
             nxt = _next_line(lines, humans, interactive, console)
             if nxt is None:
                 if status.waiting:
                     console.print(
                         f"[yellow]room {room.key} is waiting for {', '.join(status.waiting_for)}; "
-                        f"continue with: staffroom run {scenario} --room {room_id} --interactive "
-                        "(or --script FILE)[/]"
+                        f"continue with: {again} --interactive (or --script FILE)[/]"
                     )
                 break
             await _post(console, room, *nxt)
@@ -116,16 +147,36 @@ async def run_scenario(
             f"workspace {staff.sessions.workspace(key).root} · "
             f"checkpoint {settings.data_dir / 'checkpoints.sqlite'}[/]"
         )
+        return code
 
 
-async def run_dm(settings: Settings, employee: str, user: str, console: Console) -> None:
-    """Chat one to one; lines come from stdin when it is not a terminal."""
+def _show_models(console: Console, room: Room) -> None:
+    if _uses_simulator(room):
+        console.print(SIMULATED_NOTE)
+    real = {
+        label: room.deps.profiles[eid]
+        for eid, label in room.deps.model_labels.items()
+        if label != "simulated"
+    }
+    for label, profile in real.items():
+        console.print(
+            f"[dim]model {escape(label)} at {escape(profile.where)} · window "
+            f"{profile.context_window} tokens · answers ≤ {profile.max_output_tokens} · "
+            f"instructions as {profile.system_role}[/]"
+        )
+
+
+async def run_dm(settings: Settings, employee: str, user: str, console: Console) -> int:
+    """Chat one to one; lines come from stdin when it is not a terminal.
+
+    Returns 1 when the last answer failed on a model error (the error is shown), else 0.
+    """
     async with await Staffroom.open(settings=settings) as staff:
         room = await staff.dm(employee, user)
         console.print(f"[bold]dm[/] {room.key}")
-        if _uses_simulator(room):
-            console.print(SIMULATED_NOTE)
+        _show_models(console, room)
         interactive = sys.stdin.isatty()
+        failed = False
         while True:
             if interactive:
                 try:
@@ -140,7 +191,8 @@ async def run_dm(settings: Settings, employee: str, user: str, console: Console)
             if line.strip() in ("/quit", "/exit"):
                 break
             if line.strip():
-                await _post(console, room, user, line.strip())
+                failed = await _post(console, room, user, line.strip())
+        return 1 if failed else 0
 
 
 def show_history(

@@ -9,14 +9,27 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from framework.errors import InputError
 from framework.specs.catalog import Catalog
 from framework.specs.json_schema import schemas
+from framework.specs.models_file import MODELS_FILE, model_problems
 
 
 def validate(paths: list[Path], project: Path, console: Console) -> int:
     """Check files and folders; print every problem found; 0 when all are valid."""
     catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
     errors = catalog.validate_paths(paths)
+    # models.yaml and the model names cards use, for the project and any project folder named.
+    roots = {project.resolve(): catalog}
+    for path in paths:
+        if path.is_dir() and ((path / MODELS_FILE).is_file() or (path / "agents").is_dir()):
+            try:
+                roots.setdefault(path.resolve(), Catalog.for_project(path))
+            except InputError as exc:
+                errors.append(exc)
+    for root, found in roots.items():
+        problems = model_problems(root, found.employees.values(), found.scenarios.values())
+        errors += [p for p in problems if str(p) not in {str(e) for e in errors}]
     for error in errors:
         console.print(f"[red]✗[/] {escape(error.render())}", highlight=False)
     if errors:

@@ -1,0 +1,78 @@
+"""What the runtime must know about a model to talk to it well: window, cap, roles, JSON mode.
+
+A :class:`ModelProfile` is resolved once per employee from its :class:`ModelSpec` and the
+settings' defaults; prompt budgets, the role layout and structured answers all read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from framework.specs.model_spec import ModelSpec, SystemRole
+
+OFFICIAL_OPENAI = "api.openai.com"
+Structured = Literal["json_schema", "json_object", "prompt"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """A model's limits and habits (plain data; see the module docstring)."""
+
+    label: str
+    context_window: int = 32768
+    max_output_tokens: int = 2048
+    system_role: SystemRole = "system"
+    structured: Structured = "prompt"
+    base_url: str | None = None
+    offline: bool = False
+
+    @property
+    def where(self) -> str:
+        """Where requests go, for error messages: the base URL or the provider's default."""
+        if self.base_url:
+            return self.base_url
+        return "the provider's default endpoint" if not self.offline else "this process"
+
+    @property
+    def input_budget(self) -> int:
+        """Tokens a prompt may use: the window less the answer's cap and a safety margin.
+
+        The margin covers the chat template's own tokens and the estimate's error (token
+        counts are estimated, see :mod:`framework.prompts.budget`).
+        """
+        margin = max(32, self.context_window // 20)
+        return max(64, self.context_window - self.max_output_tokens - margin)
+
+
+def is_official_openai(base_url: str | None) -> bool:
+    """True for OpenAI's own endpoint (no base URL, or api.openai.com)."""
+    return base_url is None or OFFICIAL_OPENAI in base_url
+
+
+def profile_for(
+    spec: ModelSpec, *, label: str, context_window: int, max_output_tokens: int, offline: bool
+) -> ModelProfile:
+    """The profile of ``spec``; the given defaults fill what the spec leaves empty."""
+    window = spec.context_window or context_window
+    cap = min(spec.max_output_tokens or max_output_tokens, max(16, window // 2))
+    structured: Structured
+    if spec.structured_output != "auto":
+        structured = spec.structured_output
+    elif offline or spec.provider != "openai":
+        structured = "prompt"
+    elif is_official_openai(spec.base_url):
+        structured = "json_schema"
+    else:
+        # llama.cpp's server constrains output to a schema given this way; others treat it
+        # as plain JSON mode.
+        structured = "json_object"
+    return ModelProfile(
+        label=label,
+        context_window=window,
+        max_output_tokens=cap,
+        system_role=spec.system_role,
+        structured=structured,
+        base_url=spec.base_url,
+        offline=offline,
+    )

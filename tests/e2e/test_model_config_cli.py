@@ -1,0 +1,179 @@
+"""Choosing a model as a person does: ``--model``, ``$STAFFROOM_MODEL``, ``models.yaml``,
+``staffroom init``; and what ``run`` does when the model is unreachable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from stub_openai import StubOpenAI
+
+from framework import Settings, Staffroom
+from framework.models import ScriptedChatModel
+from framework.specs.model_spec import ModelSpec
+from framework.specs.models_file import parse_model_option
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scenarios" / "tech_article.script.txt"
+
+
+def staffroom(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "STAFFROOM_MODEL"}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "framework", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_bad_model_setting_is_one_clear_line_not_a_traceback(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    bad_env = staffroom("run", "tech-article", "--data-dir", data, env={"STAFFROOM_MODEL": "gpt4"})
+    assert bad_env.returncode == 2
+    assert "Traceback" not in bad_env.stderr
+    assert "unknown model 'gpt4'" in bad_env.stderr and "models.yaml" in bad_env.stderr
+    bad_flag = staffroom("dm", "pm", "--data-dir", data, "--model", "{provider: foo}")
+    assert bad_flag.returncode == 2 and "Traceback" not in bad_flag.stderr
+    assert "--model" in bad_flag.stderr and "provider" in bad_flag.stderr
+
+
+def test_unreachable_model_exits_1_keeps_the_script_and_retries_on_rerun(
+    tmp_path: Path,
+) -> None:
+    data = str(tmp_path / "d")
+    down = "openai:gemma@http://127.0.0.1:9/v1"
+    args = ("run", "tech-article", "--room", "r1", "--data-dir", data, "--script", str(SCRIPT))
+    failed = staffroom(*args, "--model", down)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "http://127.0.0.1:9/v1" in failed.stdout
+    assert "check that the server is running" in failed.stdout
+    log = tmp_path / "d" / "sessions" / "room:r1.jsonl"
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    # No script line was spent acknowledging the error.
+    assert not [e for e in events if e["kind"] == "message" and e["meta"].get("human")]
+    with StubOpenAI(default_text="提纲与评估") as stub:
+        fixed = staffroom(*args, "--model", f"openai:gemma@{stub.base_url}")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "ended: sop_complete" in fixed.stdout
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    steps = [e["meta"]["step"] for e in events if e["kind"] == "message" and "step" in e["meta"]]
+    assert steps == [1, 2, 3, 4]  # step 1 retried once, then the script drove the rest
+
+
+def test_dm_on_a_down_server_exits_1(tmp_path: Path) -> None:
+    down = staffroom(
+        "dm",
+        "pm",
+        "--user",
+        "alice",
+        "--data-dir",
+        str(tmp_path),
+        env={"STAFFROOM_MODEL": "openai:m@http://127.0.0.1:9/v1"},
+    )
+    assert down.returncode == 0  # no line posted, nothing failed
+    piped = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "framework",
+            "dm",
+            "pm",
+            "--user",
+            "alice",
+            "--data-dir",
+            str(tmp_path),
+            "--model",
+            "openai:m@http://127.0.0.1:9/v1",
+        ],
+        cwd=ROOT,
+        input="你好\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert piped.returncode == 1 and "127.0.0.1:9" in piped.stdout
+
+
+def test_init_scaffolds_a_project_that_validates_and_runs(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    made = staffroom("init", str(project))
+    assert made.returncode == 0, made.stderr
+    assert (project / "models.yaml").is_file()
+    checked = staffroom("validate", str(project))
+    assert checked.returncode == 0, checked.stdout
+    script = project / "scenarios" / "note.script.txt"
+    ran = staffroom(
+        "run", "note", "--project", str(project), "--data-dir", str(project / ".d"),
+        "--script", str(script),
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "ended: sop_complete" in ran.stdout and "success" in ran.stdout
+    again = staffroom("init", str(project))
+    assert again.returncode == 2 and "not empty" in again.stderr
+
+
+def test_init_with_a_model_writes_it_to_models_yaml(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    url = "http://127.0.0.1:8080/v1"
+    spec = f"{{provider: openai, name: gemma, base_url: '{url}', context_window: 4096}}"
+    assert staffroom("init", str(project), "--model", spec).returncode == 0
+    text = (project / "models.yaml").read_text(encoding="utf-8")
+    assert "base_url: http://127.0.0.1:8080/v1" in text and "context_window: 4096" in text
+
+
+def test_validate_names_the_card_line_of_an_unknown_model_name(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    assert staffroom("init", str(project)).returncode == 0
+    card = project / "agents" / "editor.yaml"
+    card.write_text(card.read_text().replace("model: default", "model: defualt"))
+    checked = staffroom("validate", str(project))
+    assert checked.returncode == 1
+    assert f"{card}:6" in checked.stdout and "did you mean 'default'" in checked.stdout
+
+
+async def test_precedence_flag_then_scenario_then_card_then_default(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    assert staffroom("init", str(project)).returncode == 0
+    (project / "models.yaml").write_text(
+        "default: {provider: scripted, name: from-models-yaml}\n"
+        "big: {provider: scripted, name: big, context_window: 100000}\n",
+        encoding="utf-8",
+    )
+    seen: dict[str, str] = {}
+
+    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel:
+        seen[who] = spec.label
+        return ScriptedChatModel(replies=["ok"] * 5)
+
+    async def labels(settings: Settings, scenario_model: str | None) -> dict[str, str]:
+        path = project / "scenarios" / "note.yaml"
+        text = path.read_text(encoding="utf-8").split("settings:")[0]
+        text += "settings:\n  max_turns: 10\n"
+        if scenario_model:
+            text += f"  model: {scenario_model}\n"
+        path.write_text(text, encoding="utf-8")
+        async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
+            room = await staff.room("p1", path)
+            return {eid: room.deps.profiles[eid].label for eid in room.deps.plan.employees}
+
+    base = Settings(data_dir=tmp_path / "d", project_dir=project, allow_network=False)
+    assert (await labels(base, None))["writer"] == "scripted:from-models-yaml"  # the card's name
+    assert (await labels(base, "big"))["writer"] == "scripted:big"  # scenario over card
+    flag = base.model_copy(
+        update={"model_override": parse_model_option("scripted:flag", where="--model")}
+    )
+    assert (await labels(flag, "big"))["writer"] == "scripted:flag"  # the flag over all
+    card = project / "agents" / "writer.yaml"
+    card.write_text(card.read_text().replace("model: default", ""), encoding="utf-8")
+    assert (await labels(base, None))["writer"] == "simulated"  # nothing named: the default
