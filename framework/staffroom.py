@@ -62,6 +62,7 @@ class Staffroom:
         conn: aiosqlite.Connection,
         model_factory: ModelFactory | None,
         sops: SopService,
+        models: ModelRegistry | None = None,
     ) -> None:
         self.settings = settings
         self.sops = sops
@@ -76,7 +77,7 @@ class Staffroom:
         self._renderer = PromptRenderer()
         self._rooms: dict[str, Room] = {}
         self.memory = MemoryStore(settings)
-        self.models = ModelRegistry.load(settings.project_dir / MODELS_FILE)
+        self.models = models or ModelRegistry()
         """The project's named models (``models.yaml``)."""
 
     @classmethod
@@ -99,17 +100,24 @@ class Staffroom:
             settings = settings.model_copy(update={"project_dir": Path(project_dir)})
         project = settings.project_dir
         catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
+        models = ModelRegistry.load(project / MODELS_FILE)
         try:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
             conn = await aiosqlite.connect(settings.data_dir / "checkpoints.sqlite")
             await conn.execute("PRAGMA synchronous=NORMAL")
         except (OSError, aiosqlite.Error) as exc:
             raise StorageError(f"cannot open the data folder {settings.data_dir}: {exc}") from exc
-        saver = AsyncSqliteSaver(conn)
-        await saver.setup()
-        # SOP cards in sop_library/ are imported on start (idempotent; versions never change).
-        sops = await SopService.open(settings.data_dir / "sops.sqlite", project / "sop_library")
-        return cls(settings, catalog, saver, conn, model_factory, sops)
+        try:
+            saver = AsyncSqliteSaver(conn)
+            await saver.setup()
+            # SOP cards in sop_library/ are imported on start (idempotent; versions never
+            # change).
+            sops = await SopService.open(settings.data_dir / "sops.sqlite", project / "sop_library")
+        except BaseException:
+            # aiosqlite's worker thread would keep the process alive after the error.
+            await conn.close()
+            raise
+        return cls(settings, catalog, saver, conn, model_factory, sops, models)
 
     async def close(self) -> None:
         """Finish background work, then close the checkpoint database and session files."""

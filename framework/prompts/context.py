@@ -59,6 +59,8 @@ class Remembered:
     """People served this turn, the latest speaker first."""
     memories: dict[str, MemoryDoc] = field(default_factory=dict)
     history: str = ""
+    said: str = ""
+    """The person's message this turn answers ("" when the latest message is not a person's)."""
 
 
 def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
@@ -70,7 +72,9 @@ def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
     users = list(dict.fromkeys(speakers))[:MAX_SERVED] or humans[:1]
     memories = {user: deps.memory.memory(employee, user).read() for user in users}
     history = deps.memory.history(deps.key).recent(deps.settings.history_budget)
-    return Remembered(users, memories, history)
+    latest = next((e for e in reversed(events) if e.kind == EventKind.MESSAGE), None)
+    said = latest.text if latest is not None and latest.meta.get("human") else ""
+    return Remembered(users, memories, history, said)
 
 
 def system_prompt(
@@ -195,7 +199,7 @@ def build_messages(
     prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
     trimmed = _fit_history(prompt, remembered.history, budget.system)
     if trimmed is not None:
-        remembered = Remembered(remembered.users, remembered.memories, trimmed)
+        remembered = Remembered(remembered.users, remembered.memories, trimmed, remembered.said)
         prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
     messages = [attach_brief(SystemMessage(content=prompt), brief), *history]
     return fit_messages(messages, budget, pointers), remembered

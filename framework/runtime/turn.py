@@ -7,6 +7,7 @@ model or the user; none of them crashes the room or corrupts the session.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from framework.memory.memory_tool import memory_tool
+from framework.memory.statements import remember_stated
 from framework.memory.tool_output import quoted_snippets
 from framework.models.calls import ModelCallError, call_model, text_of
 from framework.prompts.budget import fit_messages, total_tokens
@@ -100,6 +102,7 @@ class _Turn:
         if pick.get("note"):
             self.meta["note"] = pick["note"]
         self.usage = Usage()
+        self.memory_called = False
         self.tool_chars = deps.plan.scenario.settings.tool_output_budget
         self.quoting = ""  # the model's latest text and arguments (what it may be quoting)
         self.previous_output = ""  # the last tool output it saw
@@ -180,6 +183,8 @@ class _Turn:
             )
             self.emit(EventKind.ERROR, {"error": "empty_reply", "detail": detail})
             return TurnResult(ok=False, error=detail)
+        if remembered.said and not self.memory_called and not deps.profiles[self.employee].offline:
+            await self._statement_rule(user, remembered.said)
         self.seq += 1
         deps.emit(
             self.writer,
@@ -208,6 +213,16 @@ class _Turn:
             self.usage.model_s += time.perf_counter() - started
         self.usage.add(response, total_tokens(messages), profile.context_window)
         return response
+
+    async def _statement_rule(self, user: str, said: str) -> None:
+        """The person stated a lasting fact and the model did not save it: the rule does."""
+        memory_file = self.deps.memory.memory(self.employee, user)
+        for change in await asyncio.to_thread(remember_stated, memory_file, said):
+            self.fallback(
+                "memory",
+                f"the statement rule: {change.action} {change.section}: {change.new}",
+                f"{user} stated it and the model did not call the memory tool",
+            )
 
     def fallback(self, what: str, used: str, reason: str) -> None:
         """Record that the turn did something another way than asked (shown, never silent)."""
@@ -244,6 +259,7 @@ class _Turn:
             call.get("id") or f"call-{self.seq}",
         )
         self.emit(EventKind.TOOL_CALL, {"name": name, "args": args, "call_id": call_id})
+        self.memory_called = self.memory_called or name == "memory"
         tool = tools.get(name)
         if tool is None:
             allowed = ", ".join(sorted(tools)) or "none"

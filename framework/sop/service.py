@@ -52,7 +52,11 @@ class SopService:
         """Open the store at ``path`` and import the SOP cards under ``library`` (idempotent)."""
         store = await SopStore.open(path)
         if library is not None and library.is_dir():
-            await import_library(store, library)
+            try:
+                await import_library(store, library)
+            except BaseException:
+                await store.close()  # else its worker thread keeps the process alive
+                raise
         return cls(store)
 
     async def close(self) -> None:

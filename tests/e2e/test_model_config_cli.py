@@ -177,3 +177,19 @@ async def test_precedence_flag_then_scenario_then_card_then_default(tmp_path: Pa
     card = project / "agents" / "writer.yaml"
     card.write_text(card.read_text().replace("model: default", ""), encoding="utf-8")
     assert (await labels(base, None))["writer"] == "simulated"  # nothing named: the default
+
+
+def test_a_bad_models_yaml_or_sop_card_is_an_error_that_exits_not_a_hang(tmp_path: Path) -> None:
+    # Both used to leave a database worker thread running, so the process never exited.
+    project = tmp_path / "p"
+    assert staffroom("init", str(project)).returncode == 0
+    models = project / "models.yaml"
+    models.write_text("default:\n  provider: openai\n  context_window: -5\n", encoding="utf-8")
+    data = str(tmp_path / "d")
+    bad = staffroom("run", "note", "--project", str(project), "--data-dir", data)
+    assert bad.returncode == 2 and f"{models}:3 default.context_window" in bad.stderr
+    models.write_text("default: {provider: simulated}\n", encoding="utf-8")
+    card = project / "sop_library" / "note" / "v1.md"
+    card.write_text(card.read_text().replace("    do: Draft", "    dox: Draft"), encoding="utf-8")
+    bad_card = staffroom("run", "note", "--project", str(project), "--data-dir", data)
+    assert bad_card.returncode == 2 and "did you mean 'do'" in bad_card.stderr

@@ -211,3 +211,20 @@ def test_a_model_works_across_event_loops(settings: Settings, stub_openai: StubO
 
     assert asyncio.run(once("一")) == ["stub reply"]
     assert asyncio.run(once("二")) == ["stub reply"]
+
+
+async def test_a_stated_preference_is_kept_when_the_model_ignores_the_memory_tool(
+    settings: Settings, stub_openai: StubOpenAI
+) -> None:
+    # llama.cpp's server never returns tool calls unless one is forced: the rule stands in,
+    # visibly, and the next prompt carries the preference.
+    stub_openai.reply("好的").reply("Sure, in English.")
+    async with await Staffroom.open(settings=with_model(settings, local(stub_openai))) as staff:
+        dm = await staff.dm("pm", "alice")
+        events = await collect(dm.post("以后回我用英文吧", author="alice"))
+        (fallback,) = [e.content for e in events if e.kind == EventKind.FALLBACK]
+        assert fallback["what"] == "memory" and "did not call the memory tool" in fallback["reason"]
+        assert "偏好语言: English" in staff.memory.memory("pm", "alice").path.read_text()
+        await collect(dm.post("今天的计划？", author="alice"))
+        assert "偏好语言: English" in request_text(stub_openai.completions[-1].body)
+        assert not [e for e in dm.history() if e.kind == EventKind.FALLBACK][1:]  # once only
