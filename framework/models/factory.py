@@ -8,6 +8,7 @@ dotted path, so every provider LangChain supports is one setting away.
 from __future__ import annotations
 
 import importlib
+import ipaddress
 import os
 from collections.abc import Callable
 from typing import Any
@@ -60,7 +61,12 @@ def build_model(
 def is_loopback(spec: ModelSpec) -> bool:
     """True when ``spec`` talks to a server on this machine (nothing leaves it)."""
     host = urlsplit(spec.base_url or "").hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback  # not a name that starts with "127."
+    except ValueError:
+        return False
 
 
 def cap_fields(spec: ModelSpec, cap: int | None) -> dict[str, Any]:
