@@ -30,7 +30,7 @@ from framework.models.factory import (
     model_label,
 )
 from framework.models.offline import OfflineChatModel
-from framework.models.profile import ModelProfile, profile_for
+from framework.models.profile import ModelProfile, limits, profile_for
 from framework.prompts.context import system_prompt
 from framework.prompts.environment import PromptRenderer
 from framework.runtime.deps import RoomDeps
@@ -76,6 +76,8 @@ class Staffroom:
         self._model_factory = model_factory
         self._renderer = PromptRenderer()
         self._rooms: dict[str, Room] = {}
+        self._owned: list[BaseChatModel] = []
+        """Models this Staffroom built (and closes); injected ones are their owner's."""
         self.memory = MemoryStore(settings)
         self.models = models or ModelRegistry()
         """The project's named models (``models.yaml``)."""
@@ -123,9 +125,8 @@ class Staffroom:
         """Finish background work, then close the checkpoint database and session files."""
         for room in self._rooms.values():
             await room.drain()
-            models = [*room.deps.models.values(), room.deps.selector_model]
-            for model in {id(m): m for m in models if m is not None}.values():
-                await close_model(model)
+        for model in self._owned:
+            await close_model(model)
         self.sessions.close()
         await self.sops.close()
         await self._conn.close()
@@ -293,11 +294,13 @@ class Staffroom:
         if self._model_factory is not None:
             model = self._model_factory(spec, employee)
         if model is None:
-            model = build_model(
+            _, cap = limits(
                 spec,
-                allow_network=settings.allow_network,
-                max_output_tokens=spec.max_output_tokens or settings.max_output_tokens,
+                context_window=settings.context_window,
+                max_output_tokens=settings.max_output_tokens,
             )
+            model = build_model(spec, allow_network=settings.allow_network, max_output_tokens=cap)
+            self._owned.append(model)  # an injected model is its embedder's to close
         profile = profile_for(
             spec,
             label=model_label(model, spec),

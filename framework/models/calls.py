@@ -35,7 +35,7 @@ CUE = "(请继续 / your turn)"
 
 _CONTEXT = re.compile(
     r"context[ _-]?(length|window)|maximum context|too many tokens|exceeds? the (context|max)"
-    r"|prompt is too long|n_ctx|context_length_exceeded",
+    r"|prompt is too long|context_length_exceeded",
     re.IGNORECASE,
 )
 

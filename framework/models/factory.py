@@ -40,7 +40,8 @@ def build_model(
             f"model name '{spec.named}' was not resolved; resolve it with the project's "
             "ModelRegistry (models.yaml) first"
         )
-    if spec.provider not in OFFLINE_PROVIDERS and not allow_network and not is_loopback(spec):
+    local = spec.provider == "openai" and is_loopback(spec)
+    if spec.provider not in OFFLINE_PROVIDERS and not allow_network and not local:
         raise ModelError(
             f"model '{spec.label}' needs the network, which these settings forbid "
             "(allow_network=False); use 'simulated', a server on this machine (127.0.0.1), "
@@ -104,7 +105,7 @@ def _openai(spec: ModelSpec, cap: int | None) -> BaseChatModel:
             f"model '{spec.label}' needs an API key: set the environment variable {env}"
         )
     options = dict(spec.options)
-    cap = int(options.pop("max_tokens", 0)) or cap
+    options.pop("max_tokens", None)  # already in ``cap`` (framework.models.profile.limits)
     kwargs = cap_fields(spec, cap)
     extra = {**kwargs.pop("extra_body", {}), **options.pop("extra_body", {})}
     if extra:
@@ -122,7 +123,12 @@ def _openai(spec: ModelSpec, cap: int | None) -> BaseChatModel:
         from openai import DefaultAsyncHttpxClient
 
         kwargs["http_async_client"] = DefaultAsyncHttpxClient(timeout=kwargs["timeout"])
-    return ChatOpenAI(model=spec.name, base_url=spec.base_url, api_key=key, **kwargs)  # type: ignore[arg-type]
+    try:
+        return ChatOpenAI(model=spec.name, base_url=spec.base_url, api_key=key, **kwargs)  # type: ignore[arg-type]
+    except Exception as exc:  # a bad option: name it, no traceback
+        raise ModelError(
+            f"cannot build model '{spec.label}' with options {sorted(options)}: {exc}"
+        ) from exc
 
 
 def _imported(spec: ModelSpec) -> BaseChatModel:

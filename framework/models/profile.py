@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from framework.specs.model_spec import ModelSpec, SystemRole
 
@@ -31,7 +32,7 @@ class ModelProfile:
     def where(self) -> str:
         """Where requests go, for error messages: the base URL or the provider's default."""
         if self.base_url:
-            return self.base_url
+            return redact_url(self.base_url)
         return "the provider's default endpoint" if not self.offline else "this process"
 
     @property
@@ -47,15 +48,39 @@ class ModelProfile:
 
 def is_official_openai(base_url: str | None) -> bool:
     """True for OpenAI's own endpoint (no base URL, or api.openai.com)."""
-    return base_url is None or OFFICIAL_OPENAI in base_url
+    return base_url is None or OFFICIAL_OPENAI in (urlsplit(base_url).hostname or "")
+
+
+def redact_url(url: str) -> str:
+    """``url`` without a password or query values, fit for messages and logs."""
+    parts = urlsplit(url)
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    if parts.username:
+        netloc = f"{parts.username}:***@{netloc}" if parts.password else f"***@{netloc}"
+    query = "&".join(f"{k}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def limits(spec: ModelSpec, *, context_window: int, max_output_tokens: int) -> tuple[int, int]:
+    """``(window, output cap)`` of ``spec``; the given defaults fill what it leaves empty.
+
+    The cap is ``max_output_tokens``, else ``options.max_tokens``, else the default, and never
+    more than half the window, so a prompt always has room. What is sent to the server and
+    what the prompt budget assumes are the same number.
+    """
+    window = spec.context_window or context_window
+    option = spec.options.get("max_tokens")
+    cap = spec.max_output_tokens or (option if isinstance(option, int) else 0) or max_output_tokens
+    return window, min(cap, max(16, window // 2))
 
 
 def profile_for(
     spec: ModelSpec, *, label: str, context_window: int, max_output_tokens: int, offline: bool
 ) -> ModelProfile:
     """The profile of ``spec``; the given defaults fill what the spec leaves empty."""
-    window = spec.context_window or context_window
-    cap = min(spec.max_output_tokens or max_output_tokens, max(16, window // 2))
+    window, cap = limits(spec, context_window=context_window, max_output_tokens=max_output_tokens)
     structured: Structured
     if spec.structured_output != "auto":
         structured = spec.structured_output

@@ -115,6 +115,8 @@ def fit_messages(
         if text is not None and estimate_tokens(text, cpt) > limit:
             pointer = pointers.get(i, "the full text is in the session history")
             message = message.model_copy(update={"content": cut_text(text, limit, pointer, cpt)})
+        if isinstance(message, AIMessage) and message.tool_calls:
+            message = _cut_arguments(message, budget.message, cpt)
         out.append(message)
     total = sum(message_tokens(m, cpt) for m in out)
     droppable = [
@@ -140,6 +142,33 @@ def fit_messages(
             for m in kept
         ]
     return kept
+
+
+def _cut_arguments(message: AIMessage, limit: int, cpt: float) -> AIMessage:
+    """``message`` with long string arguments of its tool calls cut (a write_file's content
+    would otherwise be re-sent whole on every later round of the turn)."""
+    if message_tokens(message, cpt) <= limit:
+        return message
+    values = sum(1 for c in message.tool_calls for v in c["args"].values() if isinstance(v, str))
+    share = max(32, limit // max(1, values))
+    pointer = "the full arguments are in the session history"
+    calls = [
+        {
+            **call,
+            "args": {
+                k: cut_text(v, share, pointer, cpt) if isinstance(v, str) else v
+                for k, v in call["args"].items()
+            },
+        }
+        for call in message.tool_calls
+    ]
+    # The provider reads tool_calls; a raw copy in additional_kwargs would carry the whole text.
+    kwargs = {
+        k: v
+        for k, v in message.additional_kwargs.items()
+        if k not in ("tool_calls", "function_call")
+    }
+    return message.model_copy(update={"tool_calls": calls, "additional_kwargs": kwargs})
 
 
 def total_tokens(messages: Sequence[BaseMessage], chars_per_token: float = 3.0) -> int:

@@ -135,13 +135,11 @@ class _Turn:
         calls = shrunk = nudged = 0
         while True:
             if calls >= deps.settings.max_tool_rounds:
-                self.emit(
-                    EventKind.ERROR,
-                    {
-                        "error": "tool_loop_limit",
-                        "detail": f"stopped after {deps.settings.max_tool_rounds} model calls",
-                    },
-                )
+                limit = f"stopped after {deps.settings.max_tool_rounds} model calls"
+                self.emit(EventKind.ERROR, {"error": "tool_loop_limit", "detail": limit})
+                if not "".join(texts).strip():
+                    # Tools ran but no answer came: that is the failure, not an empty reply.
+                    return TurnResult(ok=False, error=f"{self.employee}: {limit}, no answer")
                 break
             calls += 1
             try:
@@ -150,7 +148,12 @@ class _Turn:
                 if exc.kind == "context_length" and not shrunk:
                     # The estimate was off for this model: shrink the prompt and try once more.
                     shrunk, budget, calls = 1, budget.shrunk(), calls - 1
-                    self.fallback("prompt", "the prompt shrunk to half its budget", str(exc))
+                    said = exc.__cause__ or exc
+                    self.fallback(
+                        "prompt",
+                        "the prompt shrunk to half its budget",
+                        f"the server answered that the prompt is too long ({said})",
+                    )
                     continue
                 self.emit(
                     EventKind.ERROR,

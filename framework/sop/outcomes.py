@@ -149,9 +149,9 @@ def run_outcome(
     Corrections come from people and from models alike (an employee, say a reviewer, may
     write ``纠正: ...`` too); ``by`` tells them apart. ``failures`` lists what the run lacks
     as evidence of work (:func:`evidence_failures`; products are looked up in ``workspace``,
-    the room's workspace folder). Success is a person's stated score when there is one (the
-    failures are still recorded), else: the SOP completed, nobody corrected it and nothing
-    failed. Off-SOP turns are employee turns not driven by an SOP step.
+    the room's workspace folder). A run with failures is never a success; otherwise success
+    is a person's stated score when there is one, else: the SOP completed and nobody
+    corrected it. Off-SOP turns are employee turns not driven by an SOP step.
     """
     messages = [e for e in events if e.kind == EventKind.MESSAGE]
     humans = [e for e in messages if e.meta.get("human")]
@@ -176,10 +176,9 @@ def run_outcome(
             stated = stated_score(message.text)
             score = stated if stated is not None else score
     failures = evidence_failures(events, workspace)
-    success = (
-        score >= SUCCESS_AT
-        if score is not None
-        else (reason == "sop_complete" and not corrections and not failures)
+    # A good score cannot stand in for missing work: evidence failures always fail the run.
+    success = not failures and (
+        score >= SUCCESS_AT if score is not None else (reason == "sop_complete" and not corrections)
     )
     return Outcome(
         sop_ref=sop_ref,

@@ -34,6 +34,7 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
 CapField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
 PROVIDERS: tuple[str, ...] = ("simulated", "scripted", "openai", "import")
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+OFFICIAL = "api.openai.com"
 
 _CLASS_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 _SHORTHAND = r"^((simulated|scripted|openai|import)(:.+)?|[A-Za-z0-9_.-]+)$"
@@ -136,6 +137,22 @@ class ModelSpec(BaseModel):
     def _consistent(self) -> ModelSpec:
         if self.named is not None:
             return self  # checked when the name is resolved
+        if "max_tokens" in self.options and not (
+            isinstance(self.options["max_tokens"], int) and self.options["max_tokens"] > 0
+        ):
+            raise spec_error(
+                "options.max_tokens must be a whole number > 0, "
+                f"got {self.options['max_tokens']!r}",
+                "write max_output_tokens: N (the cap on one answer) instead",
+                at=("options", "max_tokens"),
+            )
+        taken = sorted({"model", "base_url", "api_key"} & set(self.options))
+        if self.provider == "openai" and taken:
+            raise spec_error(
+                f"options may not set {', '.join(taken)}: they have fields of their own",
+                "use name, base_url and api_key_env (the variable holding the key)",
+                at=("options",),
+            )
         if self.provider == "import":
             if not self.class_path or not _CLASS_PATH.match(self.class_path):
                 raise spec_error(
@@ -153,9 +170,15 @@ class ModelSpec(BaseModel):
         return self
 
     def merged_over(self, base: ModelSpec) -> ModelSpec:
-        """``base`` (a named model) with the fields this spec sets explicitly on top."""
+        """``base`` (a named model) with the fields this spec sets explicitly on top.
+
+        Options merge key by key; the result is validated like any spec.
+        """
         update = {k: getattr(self, k) for k in self.model_fields_set if k != "named"}
-        return base.model_copy(update=update)
+        if "options" in update:
+            update["options"] = {**base.options, **self.options}
+        data = {**base.model_dump(exclude_unset=True), **update}
+        return ModelSpec.model_validate(data)
 
     @property
     def key_env(self) -> str | None:
@@ -166,7 +189,7 @@ class ModelSpec(BaseModel):
         """
         if self.api_key_env:
             return self.api_key_env
-        if self.provider == "openai" and not self.base_url:
+        if self.provider == "openai" and (not self.base_url or OFFICIAL in self.base_url):
             return DEFAULT_API_KEY_ENV
         return None
 

@@ -89,7 +89,17 @@ class ModelRegistry:
                 fix=f"use simulated, openai:<model>[@<base url>], import:<module.Class>, or "
                 f"a name defined in {place} (defined: {known})",
             )
-        return spec.merged_over(base)
+        try:
+            return spec.merged_over(base)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            ctx = first.get("ctx") or {}
+            raise InputError(
+                f"{where}: model '{spec.named}' with these overrides is not valid: "
+                f"{ctx.get('message') or first['msg']}",
+                field="model",
+                fix=str(ctx.get("fix") or "override only fields that fit the named model"),
+            ) from None
 
 
 def parse_model_option(text: str, *, where: str) -> ModelSpec:

@@ -193,3 +193,28 @@ def test_a_bad_models_yaml_or_sop_card_is_an_error_that_exits_not_a_hang(tmp_pat
     card.write_text(card.read_text().replace("    do: Draft", "    dox: Draft"), encoding="utf-8")
     bad_card = staffroom("run", "note", "--project", str(project), "--data-dir", data)
     assert bad_card.returncode == 2 and "did you mean 'do'" in bad_card.stderr
+
+
+def test_bad_options_are_one_clear_line(tmp_path: Path) -> None:
+    for bad in (
+        "{provider: openai, name: x, options: {max_tokens: abc}}",
+        "{provider: openai, name: x, options: {base_url: 'http://127.0.0.1:1/v1'}}",
+    ):
+        done = staffroom("dm", "pm", "--data-dir", str(tmp_path), "--model", bad)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert "options" in done.stderr
+
+
+def test_a_resumed_run_does_not_say_the_script_again(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    args = ("run", "tech-article", "--room", "r2", "--data-dir", data, "--script", str(SCRIPT))
+    with StubOpenAI() as stub:
+        stub.reply("提纲").reply("初稿").error(400, "model not loaded")  # step 3 fails
+        failed = staffroom(*args, "--model", f"openai:gemma@{stub.base_url}")
+        assert failed.returncode == 1, failed.stdout + failed.stderr
+        fixed = staffroom(*args, "--model", f"openai:gemma@{stub.base_url}")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    log = tmp_path / "d" / "sessions" / "room:r2.jsonl"
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    said = [e["content"] for e in events if e["kind"] == "message" and e["meta"].get("human")]
+    assert len(said) == 1  # the author's one line, posted once

@@ -68,3 +68,21 @@ def test_context_overflow_is_recognised_in_the_wording_servers_use() -> None:
         "prompt is too long",
     ):
         assert classify(ValueError(text)) == "context_length"
+
+
+async def test_a_permanent_error_is_raised_at_once() -> None:
+    model = ScriptedChatModel(replies=[ValueError("model 'x' does not exist"), "never used"])
+    with pytest.raises(ModelCallError) as caught:
+        await call_model(model, [HumanMessage(content="hi")], profile(), retries=2, backoff=0)
+    assert caught.value.kind == "other" and caught.value.attempts == 1
+    assert model.replies == ["never used"]
+
+
+def test_the_cap_goes_in_the_field_each_endpoint_reads() -> None:
+    from framework.models.factory import cap_fields
+    from framework.specs.model_spec import ModelSpec
+
+    official = ModelSpec.model_validate("openai:gpt-4o-mini")
+    assert cap_fields(official, 100) == {"max_tokens": 100}  # sent as max_completion_tokens
+    local = ModelSpec.model_validate("openai:g@http://127.0.0.1:8080/v1")
+    assert cap_fields(local, 100) == {"max_tokens": 100, "extra_body": {"max_tokens": 100}}

@@ -228,3 +228,52 @@ async def test_a_stated_preference_is_kept_when_the_model_ignores_the_memory_too
         await collect(dm.post("今天的计划？", author="alice"))
         assert "偏好语言: English" in request_text(stub_openai.completions[-1].body)
         assert not [e for e in dm.history() if e.kind == EventKind.FALLBACK][1:]  # once only
+
+
+async def test_a_window_without_a_cap_still_fits_on_a_strict_server(
+    settings: Settings, stub_openai: StubOpenAI
+) -> None:
+    # OpenAI's rule (prompt + requested cap must fit); the cap defaults to half the window.
+    stub_openai.n_ctx = 2048
+    spec = ModelSpec.model_validate(
+        {
+            "provider": "openai",
+            "name": "m",
+            "base_url": stub_openai.base_url,
+            "context_window": 2048,
+        }
+    )
+    async with await Staffroom.open(settings=with_model(settings, spec)) as staff:
+        dm = await staff.dm("pm", "alice")
+        events = await collect(dm.post("你好", author="alice"))
+    assert [e.text for e in events if e.author == "pm"] == ["stub reply"]
+    assert stub_openai.completions[0].body["max_tokens"] == 1024
+
+
+async def test_a_long_tool_argument_is_cut_in_later_rounds(
+    settings: Settings, stub_openai: StubOpenAI
+) -> None:
+    content = "大纲内容。" * 1600  # 8,000 characters written in one call
+    stub_openai.tool_call("write_file", {"path": "outline.md", "content": content}).reply("写好了")
+    async with await Staffroom.open(settings=with_model(settings, local(stub_openai))) as staff:
+        room = await staff.room("args-1", "tech-article")
+        events = await collect(room.start())
+        assert room.deps.workspace.read_text("outline.md") == content  # the tool got it whole
+    second = stub_openai.completions[1].body["messages"]
+    call = next(m for m in second if m.get("tool_calls"))
+    sent = call["tool_calls"][0]["function"]["arguments"]
+    assert len(sent) < 2000 and "full arguments are in the session history" in sent
+    reply = next(e for e in events if e.kind == EventKind.MESSAGE)
+    assert reply.meta["usage"]["prompt_estimate"] + CAP < WINDOW
+
+
+async def test_a_turn_that_only_calls_tools_fails_on_the_loop_limit_not_as_empty(
+    settings: Settings, stub_openai: StubOpenAI
+) -> None:
+    for i in range(4):
+        stub_openai.tool_call("write_file", {"path": f"f{i}.md", "content": "x"})
+    async with await Staffroom.open(settings=with_model(settings, local(stub_openai))) as staff:
+        dm = await staff.dm("engineer", "alice")
+        events = await collect(dm.post("写文件", author="alice"))
+    errors = [e.content["error"] for e in events if e.kind == EventKind.ERROR]
+    assert errors == ["tool_loop_limit"]

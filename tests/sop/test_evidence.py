@@ -88,12 +88,14 @@ async def test_a_run_whose_employees_write_nothing_is_not_a_success(settings: Se
         assert (await staff.sops.store.metrics("tech-article@1")).successes == 0
 
 
-async def test_a_stated_score_still_decides_but_the_failures_are_kept(settings: Settings) -> None:
+async def test_a_good_score_does_not_make_a_run_without_its_products_a_success(
+    settings: Settings,
+) -> None:
     async with await Staffroom.open(settings=settings, model_factory=scripted(TALK_ONLY)) as staff:
         room = await staff.room("talk-2", "tech-article")
         await drain(room.start())
         outcome = outcome_of(await drain(room.post("继续。评分: 5/5", author="author")))
-        assert outcome["success"] is True and outcome["score"] == 1.0
+        assert outcome["success"] is False and outcome["score"] == 1.0
         assert "step 1 (pm) did not produce outline.md" in outcome["failures"]
 
 

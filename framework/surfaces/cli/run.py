@@ -50,10 +50,24 @@ def parse_script_line(line: str, humans: list[str]) -> tuple[str, str] | None:
     return humans[0], text
 
 
-def _script_lines(script: Path | None) -> Iterator[str]:
+def _script_lines(
+    script: Path | None, humans: list[str], posted: list[tuple[str, str]]
+) -> Iterator[str]:
+    """The script's lines after those already posted in this room (a resumed run goes on
+    where the last one stopped instead of saying everything again)."""
     if script is None:
         return iter(())
-    return iter(script.read_text(encoding="utf-8").splitlines())
+    lines = script.read_text(encoding="utf-8").splitlines()
+    done = 0
+    for index, line in enumerate(lines):
+        parsed = parse_script_line(line, humans)
+        if parsed is None:
+            continue
+        if done < len(posted) and parsed == posted[done]:
+            done += 1
+            continue
+        return iter(lines[index:])
+    return iter(())
 
 
 async def _post(console: Console, room: Room, author: str, text: str) -> bool:
@@ -107,8 +121,9 @@ async def run_scenario(
 ) -> int:
     """Run (or resume) a scenario room, feeding script lines when it waits for people.
 
-    Returns the exit status: 0, or 1 when the room stopped on a model error (script lines
-    are only ever posted where the room asks people, never to acknowledge a retry).
+    Returns the exit status: 0, or 1 when the room stopped on a model error or the last
+    answer failed (script lines are only ever posted where the room asks people, never to
+    acknowledge a retry; lines a resumed room already had are not posted again).
     """
     async with await Staffroom.open(settings=settings) as staff:
         spec = staff.catalog.scenario(scenario)
@@ -117,14 +132,20 @@ async def run_scenario(
         console.print(f"[bold]room[/] {room.key} · scenario {spec.id} · data {settings.data_dir}")
         _show_models(console, room)
         names = _names(room)
+        stopped_on_error = (await room.status()).wait_reason == "model_error"
         async for event in room.start():
             render_event(console, event, names)
-        if (await room.status()).wait_reason == "model_error":
-            # Run again after a fix: the failed step is retried first.
+        if stopped_on_error:
+            # Run again after a fix: the step that failed last time is retried first.
             async for event in room.retry():
                 render_event(console, event, names)
-        lines = _script_lines(script)
         humans = list(spec.humans)
+        posted = [
+            (e.author, e.text)
+            for e in room.history()
+            if e.kind == EventKind.MESSAGE and e.meta.get("human")
+        ]
+        lines = _script_lines(script, humans, posted)
         again = f"staffroom run {scenario} --room {room_id}"
         code = 0
         while True:
@@ -140,7 +161,8 @@ async def run_scenario(
                         f"continue with: {again} --interactive (or --script FILE)[/]"
                     )
                 break
-            await _post(console, room, *nxt)
+            failed = await _post(console, room, *nxt)
+            code = 1 if failed else 0  # an answer that failed after the SOP, in free chat
         key = room.deps.key
         console.print(
             f"[dim]history {staff.sessions.log_path(key)} · "
