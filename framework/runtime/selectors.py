@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, create_model
 from framework.models.brief import TurnBrief, attach_brief
 from framework.models.profile import ModelProfile
 from framework.models.structured import answer_format, ask_structured
+from framework.prompts.budget import cut_text
 from framework.runtime.deps import RoomDeps
 from framework.runtime.routing import pick_from_reply, round_robin
 
@@ -72,11 +73,15 @@ async def select_speaker(
             return None
         return schema(speaker=picked)
 
+    profile = deps.profiles.get("selector") or ModelProfile(label="selector")
+    # The message decides who answers; its head and tail are enough, and a long one must
+    # not overflow a small selector model's window.
+    said = cut_text(last_text, profile.input_budget // 2, "cut for the selector")
     answer = await ask_structured(
         model,
-        [attach_brief(system, brief), HumanMessage(content=last_text)],
+        [attach_brief(system, brief), HumanMessage(content=said)],
         schema,
-        deps.profiles.get("selector") or ModelProfile(label="selector"),
+        profile,
         examples=[example],
         check=check,
         lenient=lenient,

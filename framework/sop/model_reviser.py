@@ -28,6 +28,8 @@ from framework.sop.model import Outcome, SopVersion, Step
 from framework.sop.reviser import propose_edits
 
 RULES = "rules"
+RECENT_RUNS = 8
+"""Runs of a version shown to a model reviser (the newest)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,8 @@ def model_reviser(
     """A reviser that asks ``model`` for edits as JSON (falls back to the rules, visibly)."""
 
     async def revise(current: SopVersion, outcomes: Sequence[Outcome]) -> Proposal:
-        runs = [o for o in outcomes if o.sop_ref == current.ref]
+        # The latest runs only: a version with many outcomes must still fit a small window.
+        runs = [o for o in outcomes if o.sop_ref == current.ref][-RECENT_RUNS:]
         context = {
             "ref": current.ref,
             "goal": current.goal,
