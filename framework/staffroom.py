@@ -31,6 +31,7 @@ from framework.models.factory import (
 )
 from framework.models.offline import OfflineChatModel
 from framework.models.profile import ModelProfile, limits, profile_for
+from framework.names import check_name
 from framework.prompts.context import system_prompt
 from framework.prompts.environment import PromptRenderer
 from framework.runtime.deps import RoomDeps
@@ -163,6 +164,7 @@ class Staffroom:
 
     async def dm(self, employee: str, user: str) -> Room:
         """A one-to-one chat of ``user`` with ``employee``: session ``dm:{user}@{employee}``."""
+        check_name(user, field="user")
         card = self.catalog.employee(employee)
         scenario = Scenario.model_validate(
             {

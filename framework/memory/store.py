@@ -6,6 +6,7 @@ from pathlib import Path
 
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import MemoryFile
+from framework.names import check_name
 from framework.sessions.keys import SessionKey
 from framework.settings import Settings
 
@@ -22,7 +23,10 @@ class MemoryStore:
         self._histories: dict[str, HistorySummary] = {}
 
     def memory_path(self, employee: str, user: str) -> Path:
-        """``memory/{employee}/{user}/MEMORY.md``."""
+        """``memory/{employee}/{user}/MEMORY.md``; both names are checked, so the path never
+        leaves ``memory/`` (:class:`~framework.errors.InputError` otherwise)."""
+        check_name(employee, field="employee")
+        check_name(user, field="user")
         return self.root / "memory" / employee / user / "MEMORY.md"
 
     def memory(self, employee: str, user: str) -> MemoryFile:

@@ -16,6 +16,7 @@ from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
 from framework.memory.statements import preferred_language
 from framework.models.brief import StepBrief, TurnBrief, attach_brief
+from framework.names import is_name
 from framework.prompts.budget import Budget, estimate_tokens, fit_messages, make_budget
 from framework.sessions.events import Event, EventKind
 
@@ -67,7 +68,11 @@ def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
     """Load MEMORY.md for each person speaking in the window (DM: the user) and HISTORY.md."""
     humans = list(deps.plan.scenario.humans)
     speakers = [
-        e.author for e in reversed(events) if e.kind == EventKind.MESSAGE and e.meta.get("human")
+        e.author
+        for e in reversed(events)
+        # A name written before names were checked (a log from older code) is skipped, never
+        # turned into a path.
+        if e.kind == EventKind.MESSAGE and e.meta.get("human") and is_name(e.author)
     ]
     users = list(dict.fromkeys(speakers))[:MAX_SERVED] or humans[:1]
     memories = {user: deps.memory.memory(employee, user).read() for user in users}

@@ -20,6 +20,7 @@ from langgraph.types import Command
 
 from framework.errors import InputError, RoomBusyError
 from framework.memory.consolidation import ConsolidationReport
+from framework.names import check_name
 from framework.runtime.consolidate import consolidator_for
 from framework.runtime.deps import RoomDeps
 from framework.runtime.graph import RoomGraph
@@ -110,7 +111,7 @@ class Room:
         whose id is already in the history is not stored or answered again.
         """
         humans = self.deps.plan.scenario.humans
-        who = author or humans[0]
+        who = check_name(humans[0] if author is None else author, field="author")
         if not text.strip():
             raise InputError(
                 "a message needs some text", field="text", fix="post a non-empty message"

@@ -6,11 +6,11 @@ chat id is validated strictly enough to be safe as part of a file name.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
 from framework.errors import InputError
+from framework.names import NAME_FIX, is_name
 
 __all__ = ["Channel", "SessionKey"]
 
@@ -24,12 +24,9 @@ class Channel(StrEnum):
     """A group Room: several people and employees, one shared workspace."""
 
 
-# ``\w`` is Unicode-aware in Python 3, so it accepts letters of any script (CJK included),
-# digits and ``_``; the rest of the allowed set is spelled out. No ``/`` or ``:`` can slip in.
-_CHAT_ID = re.compile(r"[\w\-.@]{1,128}")
-_CHAT_ID_FIX = (
-    "use 1-128 letters, digits or - _ . @ (no '/', no '..'), e.g. launch-42 or alice@acme"
-)
+# The one rule for names that become paths (framework.names): no ``/`` or ``:`` can slip in,
+# and no ``.``/``..`` or hidden file names.
+_CHAT_ID_FIX = NAME_FIX.replace("alice or ou_7d8a", "launch-42 or alice@pm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,5 +69,5 @@ def _parse_channel(text: str) -> Channel:
 
 
 def _check_chat_id(chat_id: str) -> None:
-    if not isinstance(chat_id, str) or not _CHAT_ID.fullmatch(chat_id) or ".." in chat_id:
+    if not is_name(chat_id):
         raise InputError(f"invalid chat id {chat_id!r}", field="chat_id", fix=_CHAT_ID_FIX)

@@ -15,6 +15,7 @@ from jinja2 import nodes
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from framework.errors import ScenarioError
+from framework.names import NAME_FIX, is_name
 
 from .employee import Slug
 from .model_spec import ModelSpec
@@ -101,7 +102,9 @@ class Scenario(SpecModel):
         min_length=1, description="employee ids", examples=[["pm", "engineer", "designer"]]
     )
     humans: list[str] = Field(
-        default_factory=lambda: ["user"], description="names of the people in the room"
+        default_factory=lambda: ["user"],
+        min_length=1,
+        description="names of the people in the room (letters, digits, - _ . @ +)",
     )
     announcement: Announcement
     settings: ScenarioSettings = Field(default_factory=ScenarioSettings)
@@ -112,6 +115,15 @@ class Scenario(SpecModel):
     def _text_shorthand(cls, value: Any) -> Any:
         # `announcement: 本群目标...` is the common case when there is no SOP slot.
         return {"text": value} if isinstance(value, str) else value
+
+    @field_validator("humans")
+    @classmethod
+    def _safe_names(cls, value: list[str]) -> list[str]:
+        # A person's name becomes a folder (memory/{employee}/{name}/): it must stay inside.
+        for index, name in enumerate(value):
+            if not is_name(name):
+                raise spec_error(f"invalid name {name!r}", NAME_FIX, at=(index,))
+        return value
 
     @field_validator("participants")
     @classmethod
