@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from pathlib import Path
 
+from framework.errors import InputError
 from framework.memory.history_summary import HistorySummary
-from framework.memory.memory_file import MemoryFile
+from framework.memory.memory_file import SECTION_IDS, MemoryFile
 from framework.names import check_name
 from framework.sessions.keys import SessionKey
 from framework.settings import Settings
@@ -39,6 +42,38 @@ class MemoryStore:
                 titles=self.settings.memory_titles,
             )
         return self._memories[key]
+
+    def shared_path(self, employee: str, user: str) -> Path:
+        """``memory/{employee}/{user}/shared.json``: the sections the person lets rooms see."""
+        return self.memory_path(employee, user).with_name("shared.json")
+
+    def shared_sections(self, employee: str, user: str) -> set[str]:
+        """Section ids of ``user``'s MEMORY.md that may appear in rooms with other people.
+
+        Nothing by default: what an employee learns about a person stays between them until
+        the person says otherwise (:meth:`share`). An unreadable file shares nothing.
+        """
+        path = self.shared_path(employee, user)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return set()
+        return {s for s in data if s in SECTION_IDS} if isinstance(data, list) else set()
+
+    def share(self, employee: str, user: str, sections: Iterable[str]) -> set[str]:
+        """Let rooms with other people see ``sections`` (replacing the earlier choice)."""
+        chosen = set(sections)
+        unknown = sorted(chosen - set(SECTION_IDS))
+        if unknown:
+            raise InputError(
+                f"unknown memory sections {unknown}",
+                field="share",
+                fix=f"choose from {', '.join(SECTION_IDS)}",
+            )
+        path = self.shared_path(employee, user)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(sorted(chosen)), encoding="utf-8")
+        return chosen
 
     def history(self, key: SessionKey | str) -> HistorySummary:
         """The session's ``history/{channel}:{chat_id}/HISTORY.md``."""

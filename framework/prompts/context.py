@@ -19,6 +19,7 @@ from framework.models.brief import StepBrief, TurnBrief, attach_brief
 from framework.names import is_name
 from framework.prompts.budget import Budget, estimate_tokens, fit_messages, make_budget
 from framework.sessions.events import Event, EventKind
+from framework.sessions.keys import Channel
 
 if TYPE_CHECKING:
     from framework.runtime.deps import RoomDeps
@@ -75,11 +76,23 @@ def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
         if e.kind == EventKind.MESSAGE and e.meta.get("human") and is_name(e.author)
     ]
     users = list(dict.fromkeys(speakers))[:MAX_SERVED] or humans[:1]
-    memories = {user: deps.memory.memory(employee, user).read() for user in users}
+    # A room shows a person's memory whole only when that person is the only one there;
+    # with others present, only the sections the person chose to share (none by default).
+    alone = deps.key.channel == Channel.DM or set(humans) | set(speakers) == set(users[:1])
+    memories = {user: _visible(deps, employee, user, alone=alone) for user in users}
     history = deps.memory.history(deps.key).recent(deps.settings.history_budget)
     latest = next((e for e in reversed(events) if e.kind == EventKind.MESSAGE), None)
     said = latest.text if latest is not None and latest.meta.get("human") else ""
     return Remembered(users, memories, history, said)
+
+
+def _visible(deps: RoomDeps, employee: str, user: str, *, alone: bool) -> MemoryDoc:
+    doc = deps.memory.memory(employee, user).read()
+    if alone:
+        return doc
+    shared = deps.memory.shared_sections(employee, user)
+    sections = {sid: (entries if sid in shared else []) for sid, entries in doc.sections.items()}
+    return MemoryDoc(sections, doc.warnings)
 
 
 def system_prompt(

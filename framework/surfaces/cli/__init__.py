@@ -143,10 +143,21 @@ def consolidate(
 def memory(
     employee: Annotated[str, typer.Argument(help="Employee id, e.g. pm.")],
     user: Annotated[str, typer.Option("--user", help="Whose memory.")] = "user",
+    share: Annotated[
+        str | None,
+        typer.Option(
+            "--share",
+            help="Sections rooms with other people may see: comma-separated ids from "
+            "identity, project, preferences, facts; 'none' shares nothing (the default).",
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Print what an employee remembers about a user (MEMORY.md)."""
-    raise typer.Exit(memory_cmds.show_memory(_settings(data_dir, None), employee, user, console))
+    """Print what an employee remembers about a user (MEMORY.md), or set what rooms see."""
+    settings = _settings(data_dir, None)
+    if share is not None:
+        raise typer.Exit(memory_cmds.set_shared(settings, employee, user, share, console))
+    raise typer.Exit(memory_cmds.show_memory(settings, employee, user, console))
 
 
 @app.command()

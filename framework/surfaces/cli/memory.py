@@ -62,4 +62,21 @@ def show_memory(settings: Settings, employee: str, user: str, console: Console) 
     console.print(memory.render(doc), markup=False, highlight=False)
     for warning in doc.warnings:
         console.print(f"[yellow]warning: {escape(warning)}[/]")
+    store = MemoryStore(settings)
+    shared = sorted(store.shared_sections(employee, user))
+    console.print(
+        f"shared with rooms where others are present: {', '.join(shared) or 'nothing'} "
+        f"(change with --share)"
+    )
+    return 0
+
+
+def set_shared(settings: Settings, employee: str, user: str, spec: str, console: Console) -> int:
+    """``memory --share``: which sections rooms with other people may see."""
+    wanted = [] if spec.strip().lower() == "none" else [s.strip() for s in spec.split(",")]
+    chosen = MemoryStore(settings).share(employee, user, [s for s in wanted if s])
+    console.print(
+        f"{user}'s memory at {employee}: rooms with other people now see "
+        f"{', '.join(sorted(chosen)) or 'nothing'}"
+    )
     return 0
