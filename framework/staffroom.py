@@ -104,20 +104,26 @@ class Staffroom:
         project = settings.project_dir
         catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
         models = ModelRegistry.load(project / MODELS_FILE)
+        checkpoints = settings.data_dir / "checkpoints.sqlite"
         try:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(settings.data_dir / "checkpoints.sqlite")
-            await conn.execute("PRAGMA synchronous=NORMAL")
+            conn = await aiosqlite.connect(checkpoints)
         except (OSError, aiosqlite.Error) as exc:
             raise StorageError(f"cannot open the data folder {settings.data_dir}: {exc}") from exc
         try:
+            await conn.execute("PRAGMA synchronous=NORMAL")
             saver = AsyncSqliteSaver(conn)
             await saver.setup()
             # SOP cards in sop_library/ are imported on start (idempotent; versions never
             # change).
             sops = await SopService.open(settings.data_dir / "sops.sqlite", project / "sop_library")
+        except aiosqlite.Error as exc:
+            await conn.close()  # else aiosqlite's worker thread keeps the process alive
+            raise StorageError(
+                f"cannot use {checkpoints}: {exc}; restore it from a backup, or move it aside "
+                "(rooms then start over from their entry; their histories in sessions/ stay)"
+            ) from exc
         except BaseException:
-            # aiosqlite's worker thread would keep the process alive after the error.
             await conn.close()
             raise
         return cls(settings, catalog, saver, conn, model_factory, sops, models)

@@ -218,3 +218,13 @@ def test_a_resumed_run_does_not_say_the_script_again(tmp_path: Path) -> None:
     events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     said = [e["content"] for e in events if e["kind"] == "message" and e["meta"].get("human")]
     assert len(said) == 1  # the author's one line, posted once
+
+
+def test_a_damaged_database_is_a_clear_error_not_a_hang(tmp_path: Path) -> None:
+    for name in ("checkpoints.sqlite", "sops.sqlite"):
+        data = tmp_path / name.split(".")[0]
+        data.mkdir()
+        (data / name).write_bytes(b"\x13garbage, not sqlite\x00" * 8)
+        done = staffroom("run", "tech-article", "--data-dir", str(data))
+        assert done.returncode == 2, done.stderr
+        assert name in done.stderr and "Traceback" not in done.stderr
