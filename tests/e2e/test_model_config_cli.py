@@ -228,3 +228,16 @@ def test_a_damaged_database_is_a_clear_error_not_a_hang(tmp_path: Path) -> None:
         done = staffroom("run", "tech-article", "--data-dir", str(data))
         assert done.returncode == 2, done.stderr
         assert name in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_megabyte_script_line_is_shown_cut_and_stored_whole(tmp_path: Path) -> None:
+    line = "很" * 1_000_000
+    script = tmp_path / "long.txt"
+    script.write_text(f"author: {line}\n", encoding="utf-8")
+    data = tmp_path / "d"
+    done = staffroom("run", "tech-article", "--room", "long", "--data-dir", str(data),
+                     "--script", str(script))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "998000 more characters: staffroom history room:long --json" in done.stdout
+    log = (data / "sessions" / "room:long.jsonl").read_text(encoding="utf-8")
+    assert line in log  # nothing lost: the history keeps the whole message

@@ -12,6 +12,22 @@ from framework.sessions.events import Event, EventKind
 _WHY = {"sop_step": "SOP step", "mention": "@mention", "selector": "selector", "direct": "DM"}
 
 
+SHOWN_CHARS = 2000
+"""Characters of one message a transcript shows; the terminal's wrapping of a very long line
+(Chinese has no spaces to break at) costs seconds per 10,000 characters."""
+
+
+def _shown(event: Event) -> str:
+    """The event's text for a transcript (escaped), cut with a pointer to the whole of it."""
+    text = event.text
+    if len(text) <= SHOWN_CHARS:
+        return escape(text)
+    more = len(text) - SHOWN_CHARS
+    return escape(text[:SHOWN_CHARS]) + (
+        f" [dim]… {more} more characters: staffroom history {escape(event.session)} --json[/]"
+    )
+
+
 def _badge(event: Event) -> str:
     model = event.meta.get("model")
     if model == "simulated":
@@ -59,14 +75,14 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
         )
     elif kind == EventKind.MESSAGE:
         if event.meta.get("human"):
-            console.print(f"[bold green]{who}[/] [dim](human)[/]: {escape(event.text)}")
+            console.print(f"[bold green]{who}[/] [dim](human)[/]: {_shown(event)}")
         else:
             why = _WHY.get(str(event.meta.get("why")), str(event.meta.get("why", "")))
             step = event.meta.get("step")
             reason = f"{why} {step}" if step is not None else why
             note = f", {escape(str(event.meta['note']))}" if event.meta.get("note") else ""
             head = f"[bold magenta]{who}[/] [dim]({escape(reason)}{note})[/]{_badge(event)}"
-            console.print(f"{head}: {escape(event.text)}")
+            console.print(f"{head}: {_shown(event)}")
     elif kind == EventKind.TOOL_CALL:
         c = event.content
         args = ", ".join(f"{k}={snippet(str(v), 40)!r}" for k, v in (c.get("args") or {}).items())
@@ -97,7 +113,7 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
             f"sop {escape(str(c.get('sop')))})"
         )
     else:
-        console.print(f"[dim]{kind} {who}: {escape(event.text)}[/]")
+        console.print(f"[dim]{kind} {who}: {_shown(event)}[/]")
 
 
 def _render_feedback(console: Console, content: dict[str, object]) -> None:
