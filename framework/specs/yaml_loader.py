@@ -132,8 +132,16 @@ def load_yaml_text(
     first_line: int = 1,
 ) -> tuple[Any, LineMap]:
     """Parse YAML ``text`` that starts at line ``first_line`` of ``file`` (front matter: 2)."""
-    loader = _LineLoader(text)
+    if len(text) > MAX_CHARS:
+        raise error_cls(
+            f"the file has {len(text):,} characters; spec files are capped at {MAX_CHARS:,}",
+            file=file,
+            line=first_line,
+            fix="keep long text in a separate file (a prompt template, the workspace)",
+        )
+    loader: _LineLoader | None = None
     try:
+        loader = _LineLoader(text)  # the reader refuses NUL and control characters here
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -142,8 +150,16 @@ def load_yaml_text(
         raise error_cls(
             f"YAML error: {exc}", file=file, line=first_line, fix=_yaml_fix(str(exc))
         ) from None
+    except RecursionError:
+        raise error_cls(
+            "the YAML is nested too deeply to read",
+            file=file,
+            line=first_line,
+            fix=f"spec files need a few levels of nesting; keep it under {MAX_DEPTH}",
+        ) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     lines: LineMap = {(): first_line}
     if node is not None:
         lines[()] = node.start_mark.line + first_line
@@ -170,6 +186,14 @@ def _syntax_error(
     return error_cls(message, file=file, line=line, fix=_yaml_fix(f"{problem} {context}"))
 
 
+MAX_CHARS = 1_000_000
+"""Characters a spec file may hold."""
+MAX_DEPTH = 64
+"""Nesting levels a spec file may use."""
+MAX_VALUES = 100_000
+"""Keys and items a spec file may hold once aliases are expanded."""
+
+
 def _collect_lines(
     node: yaml.Node,
     path: PathKey,
@@ -178,6 +202,17 @@ def _collect_lines(
     file: str | Path,
     error_cls: type[InputError],
 ) -> None:
+    if len(path) > MAX_DEPTH or len(lines) > MAX_VALUES:
+        # Aliases can make a few hundred bytes stand for billions of values (an "alias bomb").
+        raise error_cls(
+            f"the YAML is nested more than {MAX_DEPTH} levels or holds more than "
+            f"{MAX_VALUES:,} values (aliases expand)",
+            file=file,
+            line=node.start_mark.line + 1 + offset,
+            field=field_name(path) or None,
+            fix="write the values out plainly; spec files need neither deep nesting nor "
+            "aliases that repeat aliases",
+        )
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.value == "<<":
@@ -202,6 +237,10 @@ def _collect_lines(
 
 
 _YAML_FIXES = (
+    (
+        "unacceptable character",
+        "remove control characters (NUL, ESC, ...) from the file; save it as plain UTF-8 text",
+    ),
     ("tab", "indent with spaces, not tabs"),
     ("'\\t'", "indent with spaces, not tabs"),
     (
