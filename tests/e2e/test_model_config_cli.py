@@ -241,3 +241,11 @@ def test_a_megabyte_script_line_is_shown_cut_and_stored_whole(tmp_path: Path) ->
     assert "998000 more characters: staffroom history room:long --json" in done.stdout
     log = (data / "sessions" / "room:long.jsonl").read_text(encoding="utf-8")
     assert line in log  # nothing lost: the history keeps the whole message
+
+
+def test_cli_arguments_are_checked(tmp_path: Path) -> None:
+    data = str(tmp_path)
+    empty_room = staffroom("run", "tech-article", "--room", "", "--data-dir", data)
+    assert empty_room.returncode == 2 and "invalid chat id ''" in empty_room.stderr
+    negative = staffroom("history", "room:x", "--last", "-5", "--data-dir", data)
+    assert negative.returncode == 2 and "--last" in negative.stderr

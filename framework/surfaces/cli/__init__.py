@@ -100,7 +100,9 @@ def history(
     session: Annotated[
         str, typer.Argument(help="Session key, e.g. room:launch-42 or dm:alice@pm.")
     ],
-    last: Annotated[int | None, typer.Option("--last", help="Only the last N events.")] = None,
+    last: Annotated[
+        int | None, typer.Option("--last", min=1, help="Only the last N events.")
+    ] = None,
     raw: Annotated[bool, typer.Option("--json", help="Print the raw JSONL lines.")] = False,
     data_dir: DataDir = None,
 ) -> None:

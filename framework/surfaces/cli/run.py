@@ -127,7 +127,8 @@ async def run_scenario(
     """
     async with await Staffroom.open(settings=settings) as staff:
         spec = staff.catalog.scenario(scenario)
-        room_id = room_id or f"{spec.id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+        if room_id is None:  # "" is not "no room": it is refused as a room id below
+            room_id = f"{spec.id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
         room = await staff.room(room_id, spec)
         console.print(f"[bold]room[/] {room.key} · scenario {spec.id} · data {settings.data_dir}")
         _show_models(console, room)

@@ -25,8 +25,9 @@ def validate(paths: list[Path], project: Path, console: Console) -> int:
         if path.is_dir() and ((path / MODELS_FILE).is_file() or (path / "agents").is_dir()):
             try:
                 roots.setdefault(path.resolve(), Catalog.for_project(path))
-            except InputError as exc:
-                errors.append(exc)
+            except InputError as exc:  # already reported per file above, unless it is new
+                if str(exc) not in {str(e) for e in errors}:
+                    errors.append(exc)
     for root, found in roots.items():
         problems = model_problems(root, found.employees.values(), found.scenarios.values())
         errors += [p for p in problems if str(p) not in {str(e) for e in errors}]
