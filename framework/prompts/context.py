@@ -111,7 +111,7 @@ def system_prompt(
     if card.prompt_template:
         override = Path(card.source).parent / card.prompt_template
     memory_blocks = [
-        {"user": user, "text": render_memory(doc)}
+        {"user": user, "text": capped(render_memory(doc), deps.settings.memory_cap, user)}
         for user, doc in remembered.memories.items()
         if any(doc.sections.values())
     ]
@@ -127,6 +127,16 @@ def system_prompt(
         "history": remembered.history,
     }
     return deps.renderer.render("employee_system.j2", context, override=override)
+
+
+def capped(text: str, cap: int, user: str) -> str:
+    """A MEMORY.md's prompt text within its cap: a hand-edited file may have grown past it."""
+    if len(text) <= cap:
+        return text
+    return (
+        text[:cap] + f"\n[… {len(text) - cap} characters over the {cap}-character cap cut; "
+        f"`staffroom memory <employee> --user {user}` shows the whole file]"
+    )
 
 
 def render_memory(doc: MemoryDoc) -> str:

@@ -82,3 +82,16 @@ def test_the_cli_sets_and_shows_what_rooms_may_see(tmp_path: Path) -> None:
     bad = cli("--share", "salary")
     assert bad.returncode == 2 and "unknown memory sections" in bad.stderr
     assert "now see nothing" in cli("--share", "none").stdout
+
+
+async def test_a_hand_edited_memory_over_its_cap_enters_the_prompt_cut(settings: Settings) -> None:
+    model, factory = recording()
+    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:  # type: ignore[arg-type]
+        path = staff.memory.memory_path("pm", "alice")
+        path.parent.mkdir(parents=True)
+        path.write_text("# 关键事实\n" + "很长的事实。" * 200_000 + "\n", encoding="utf-8")
+        dm = await staff.dm("pm", "alice")
+        [e async for e in dm.post("你好", author="alice")]
+        sent = prompts(model)
+        assert "characters over the 4000-character cap cut" in sent
+        assert len(sent) < 20_000
