@@ -10,6 +10,7 @@ byte in a file name, or collide with ``.``/``..``.
 from __future__ import annotations
 
 import re
+from typing import TypeGuard
 
 from framework.errors import InputError
 
@@ -22,11 +23,11 @@ NAME_FIX = "use 1-128 letters, digits or - _ . @ + (not starting with '.'), e.g.
 
 def check_name(value: object, *, field: str) -> str:
     """``value`` if it is a safe name, else :class:`InputError` naming ``field`` and the fix."""
-    if not isinstance(value, str) or not _NAME.fullmatch(value) or ".." in value:
+    if not is_name(value):
         raise InputError(f"invalid name {value!r}", field=field, fix=NAME_FIX)
     return value
 
 
-def is_name(value: object) -> bool:
+def is_name(value: object) -> TypeGuard[str]:
     """True when :func:`check_name` would accept ``value``."""
     return isinstance(value, str) and bool(_NAME.fullmatch(value)) and ".." not in value

@@ -41,7 +41,8 @@ class Settings(BaseModel):
     model_backoff: float = 1.0
     """Seconds before the first retry; doubled each time."""
     allow_network: bool = True
-    """When False, only offline models (simulated, scripted) may be built; tests set this."""
+    """When False, only offline models and servers on this machine (loopback) may be built;
+    tests set this."""
     durability: Literal["turn", "event", "none"] = "turn"
     """When history is fsynced: once per employee turn (default), per event, or never."""
     lock: Literal["flock", "filelock"] = "flock"

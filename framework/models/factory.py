@@ -17,9 +17,8 @@ from urllib.parse import urlsplit
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from framework.errors import ModelError
-from framework.models.profile import is_official_openai
 from framework.models.simulator import SimulatedChatModel
-from framework.specs.model_spec import ModelSpec
+from framework.specs.model_spec import ModelSpec, is_official_openai
 
 ModelFactory = Callable[[ModelSpec, str], BaseChatModel | None]
 """A hook ``(spec, employee_id) -> model``; return None to fall back to :func:`build_model`."""

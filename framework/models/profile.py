@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from framework.specs.model_spec import ModelSpec, SystemRole
+from framework.specs.model_spec import ModelSpec, SystemRole, is_official_openai
 
-OFFICIAL_OPENAI = "api.openai.com"
 Structured = Literal["json_schema", "json_object", "prompt"]
 
 
@@ -44,11 +43,6 @@ class ModelProfile:
         """
         margin = max(32, self.context_window // 20)
         return max(64, self.context_window - self.max_output_tokens - margin)
-
-
-def is_official_openai(base_url: str | None) -> bool:
-    """True for OpenAI's own endpoint (no base URL, or api.openai.com)."""
-    return base_url is None or OFFICIAL_OPENAI in (urlsplit(base_url).hostname or "")
 
 
 def redact_url(url: str) -> str:

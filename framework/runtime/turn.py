@@ -103,7 +103,9 @@ class _Turn:
             self.meta["note"] = pick["note"]
         self.usage = Usage()
         self.memory_called = False
-        self.tool_chars = deps.plan.scenario.settings.tool_output_budget
+        # What one tool result may show: the scenario's budget, or less when the model's
+        # window is small (set with the turn's token budget in run()).
+        self.tool_budget = deps.plan.scenario.settings.tool_output_budget
         self.quoting = ""  # the model's latest text and arguments (what it may be quoting)
         self.previous_output = ""  # the last tool output it saw
 
@@ -129,7 +131,7 @@ class _Turn:
         model = deps.models[self.employee]
         runnable = model.bind_tools([t.schema() for t in tools.values()]) if tools else model
         budget = turn_budget(deps, self.employee)
-        self.tool_chars = budget.tool_output_chars
+        self.tool_budget = min(self.tool_budget, budget.tool_output_chars)
         texts: list[str] = []
         offsets: list[int] = []
         calls = shrunk = nudged = 0
@@ -273,7 +275,7 @@ class _Turn:
         else:
             result = await tool.call(args)
         protect = quoted_snippets(self.quoting, self.previous_output)
-        budget = min(self.deps.plan.scenario.settings.tool_output_budget, self.tool_chars)
+        budget = self.tool_budget
         content = {"name": name, "call_id": call_id, "ok": result.ok, "output": result.output}
         # The raw output plus what shaped the model's view of it, so replay is exact.
         content.update(budget=budget, protect=protect)

@@ -104,8 +104,8 @@ class Outcome:
     sop_ref: str
     session: str
     success: bool
-    """The person's stated score when given, else: the SOP completed, nobody corrected it
-    and nothing is in ``failures``."""
+    """False whenever ``failures`` is not empty; otherwise the person's stated score when
+    given, else: the SOP completed and nobody corrected it."""
     score: float | None = None
     """0..1 from the user, if given."""
     corrections: tuple[Correction, ...] = ()
@@ -116,7 +116,7 @@ class Outcome:
     at: str = ""
     failures: tuple[str, ...] = ()
     """Why the run lacks evidence of work, one reason each ("step 1 (pm) did not produce
-    outline.md", "engineer's reply at step 2 was empty"); kept even when a score decides."""
+    outline.md", "engineer's reply at step 2 was empty"); any one makes the run fail."""
 
 
 @dataclass(frozen=True, slots=True)

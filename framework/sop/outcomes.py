@@ -77,12 +77,12 @@ def _missing_product(workspace: Workspace, rel: str) -> str | None:
 # Error kinds that mean "this turn produced nothing"; a later reply by the same employee
 # at the same step recovers them. An empty answer may be recorded as an ``empty_reply``
 # error (when the runtime retries it) or as a message with no text.
-_TURN_FAILURES = ("model_error", "empty_reply")
+TURN_FAILURES = ("model_error", "empty_reply")
 
 
 def _turn_failure(event: Event) -> str | None:
     error = event.content.get("error") if isinstance(event.content, dict) else None
-    return str(error) if error in _TURN_FAILURES else None
+    return str(error) if error in TURN_FAILURES else None
 
 
 def _step_label(step: int | None) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue
@@ -34,11 +35,16 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
 CapField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
 PROVIDERS: tuple[str, ...] = ("simulated", "scripted", "openai", "import")
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-OFFICIAL = "api.openai.com"
+OFFICIAL_OPENAI = "api.openai.com"
 
 _CLASS_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 _SHORTHAND = r"^((simulated|scripted|openai|import)(:.+)?|[A-Za-z0-9_.-]+)$"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def is_official_openai(base_url: str | None) -> bool:
+    """True for OpenAI's own endpoint (no base URL, or a host under api.openai.com)."""
+    return base_url is None or OFFICIAL_OPENAI in (urlsplit(base_url).hostname or "")
 
 
 class ModelSpec(BaseModel):
@@ -189,7 +195,7 @@ class ModelSpec(BaseModel):
         """
         if self.api_key_env:
             return self.api_key_env
-        if self.provider == "openai" and (not self.base_url or OFFICIAL in self.base_url):
+        if self.provider == "openai" and is_official_openai(self.base_url):
             return DEFAULT_API_KEY_ENV
         return None
 

@@ -92,14 +92,22 @@ class ModelRegistry:
         try:
             return spec.merged_over(base)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            ctx = first.get("ctx") or {}
+            _, message, fix = _first_problem(exc)
             raise InputError(
-                f"{where}: model '{spec.named}' with these overrides is not valid: "
-                f"{ctx.get('message') or first['msg']}",
+                f"{where}: model '{spec.named}' with these overrides is not valid: {message}",
                 field="model",
-                fix=str(ctx.get("fix") or "override only fields that fit the named model"),
+                fix=fix or "override only fields that fit the named model",
             ) from None
+
+
+def _first_problem(exc: ValidationError) -> tuple[str, str, str | None]:
+    """``(location, message, fix)`` of a spec's first validation error, in our words where
+    a validator gave them (``spec_error``), else pydantic's."""
+    first = exc.errors()[0]
+    ctx = first.get("ctx") or {}
+    loc = ".".join(str(p) for p in first["loc"])
+    fix = ctx.get("fix")
+    return loc, str(ctx.get("message") or first["msg"]), str(fix) if fix else None
 
 
 def parse_model_option(text: str, *, where: str) -> ModelSpec:
@@ -121,15 +129,11 @@ def parse_model_option(text: str, *, where: str) -> ModelSpec:
     try:
         return ModelSpec.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        ctx = first.get("ctx") or {}
-        fix = str(ctx.get("fix") or "see `staffroom schema employee` for the model fields")
-        message = str(ctx.get("message") or first["msg"])
+        loc, message, fix = _first_problem(exc)
         raise InputError(
             f"{where}: bad model {text!r}: {loc + ': ' if loc else ''}{message}",
             field="model",
-            fix=fix,
+            fix=fix or "see `staffroom schema employee` for the model fields",
         ) from None
 
 

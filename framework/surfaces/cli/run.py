@@ -15,6 +15,7 @@ from framework.sessions.events import EventKind
 from framework.sessions.keys import SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
+from framework.sop.outcomes import TURN_FAILURES
 from framework.sop.store import SopStore
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
@@ -24,10 +25,6 @@ SIMULATED_NOTE = (
     "[black on yellow] simulated [/] replies come from the offline simulator, "
     "a deterministic test double (not a real model)"
 )
-
-
-FAILURES = ("model_error", "empty_reply")
-"""Error events that leave a question unanswered."""
 
 
 def _names(room: Room) -> dict[str, str]:
@@ -78,7 +75,7 @@ async def _post(console: Console, room: Room, author: str, text: str) -> bool:
         render_event(console, event, names)
         if event.kind == EventKind.MESSAGE and not event.meta.get("human"):
             failed = False
-        elif event.kind == EventKind.ERROR and event.content.get("error") in FAILURES:
+        elif event.kind == EventKind.ERROR and event.content.get("error") in TURN_FAILURES:
             failed = True
     return failed
 
