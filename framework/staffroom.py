@@ -20,6 +20,7 @@ import aiosqlite
 from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from framework.data_folder import CHECKPOINTS, SOPS, DataFolder
 from framework.errors import StorageError, UnknownNameError
 from framework.memory.store import MemoryStore
 from framework.models.factory import (
@@ -104,7 +105,9 @@ class Staffroom:
         project = settings.project_dir
         catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
         models = ModelRegistry.load(project / MODELS_FILE)
-        checkpoints = settings.data_dir / "checkpoints.sqlite"
+        folder = DataFolder(settings.data_dir)
+        folder.check_stores()  # a lost store is reported, never silently recreated empty
+        checkpoints = folder.store(CHECKPOINTS)
         try:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
             conn = await aiosqlite.connect(checkpoints)
@@ -116,7 +119,7 @@ class Staffroom:
             await saver.setup()
             # SOP cards in sop_library/ are imported on start (idempotent; versions never
             # change).
-            sops = await SopService.open(settings.data_dir / "sops.sqlite", project / "sop_library")
+            sops = await SopService.open(folder.store(SOPS), project / "sop_library")
         except aiosqlite.Error as exc:
             await conn.close()  # else aiosqlite's worker thread keeps the process alive
             raise StorageError(
@@ -126,6 +129,7 @@ class Staffroom:
         except BaseException:
             await conn.close()
             raise
+        folder.record(CHECKPOINTS, SOPS)
         return cls(settings, catalog, saver, conn, model_factory, sops, models)
 
     async def close(self) -> None:

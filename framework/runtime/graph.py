@@ -20,6 +20,7 @@ from langgraph.types import Command, interrupt
 from framework.runtime.deps import RoomDeps
 from framework.runtime.feedback import close_run, save_as_sop
 from framework.runtime.parallel import LanePayload, fan_out, join, lane
+from framework.runtime.recovery import snapshot
 from framework.runtime.routing import is_stop, parse_mentions
 from framework.runtime.selectors import select_speaker
 from framework.runtime.state import RoomState
@@ -56,7 +57,10 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
         "participants": list(plan.scenario.participants),
         "humans": list(plan.scenario.humans),
     }
-    meta = {"entry": True, "epoch": epoch, "sop": plan.sop_ref}
+    steps = [s.to_state() for s in plan.steps]
+    # The steps taken at entry go in the log too: a room whose checkpoint is lost is
+    # rebuilt from its log (runtime/recovery.py), on the version it entered on.
+    meta = {"entry": True, "epoch": epoch, "sop": plan.sop_ref, "steps": steps}
     first_entry = not deps.log.has(f"{epoch}-entry")
     deps.emit(
         runtime.stream_writer, EventKind.PLAN, "system", content, id=f"{epoch}-entry", meta=meta
@@ -64,7 +68,6 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
     if first_entry and plan.sop_ref:
         # Metrics count the room that ran on this version (once, even if entry is re-run).
         await deps.sops.store.record_reference(plan.sop_ref, str(deps.key), plan.scenario.humans[0])
-    steps = [s.to_state() for s in plan.steps]
     return {
         "epoch": epoch,
         "entered": True,
@@ -225,6 +228,7 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         "system",
         payload,
         id=f"{state['epoch']}-t{state['turns']:04d}-wait",
+        meta={"state": snapshot(state)},  # what a rebuild from the log resumes from
     )
     message = interrupt(payload)
     if isinstance(message, dict) and message.get("retry"):

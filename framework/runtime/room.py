@@ -16,14 +16,17 @@ from typing import Any
 
 from filelock import AsyncFileLock
 from filelock import Timeout as LockTimeout
-from langgraph.types import Command
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END
+from langgraph.types import Command, StateSnapshot
 
-from framework.errors import InputError, RoomBusyError
+from framework.errors import InputError, RoomBusyError, StorageError
 from framework.memory.consolidation import ConsolidationReport
 from framework.names import check_name
 from framework.runtime.consolidate import consolidator_for
 from framework.runtime.deps import RoomDeps
 from framework.runtime.graph import RoomGraph
+from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
 from framework.sessions.events import Event, EventKind, make_event
 
 
@@ -46,6 +49,21 @@ class RoomStatus:
     """Why it waits: ``waits_for_input`` (a step asks people) or ``model_error``."""
     error: str | None = None
     """With ``model_error``: what failed and what to check (then :meth:`Room.retry`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildReport:
+    """What :meth:`Room.rebuild` found and did."""
+
+    room: str
+    problem: str | None
+    """What was wrong before (None: checkpoint and log agreed; rebuilt anyway)."""
+    resumed_at: str
+    """``human`` (waits for people), ``route`` (its run goes on at the next start),
+    ``end`` (idle, free chat) or ``reset`` (no entry in the log: it enters afresh)."""
+    from_event: str | None
+    unrouted: list[str]
+    """Human messages stored after that pause but never answered: post them again."""
 
 
 class Room:
@@ -117,6 +135,7 @@ class Room:
                 "a message needs some text", field="text", fix="post a non-empty message"
             )
         async with self._running():
+            await self._checked()  # before storing: a message must not land in a broken room
             event = make_event(
                 self.key, EventKind.MESSAGE, who, text, id=message_id, meta={"human": True}
             )
@@ -182,8 +201,61 @@ class Room:
         snap = await self._graph.aget_state(self._config)
         return message_id in (snap.values or {}).get("consumed", [])
 
-    async def _drive(self, message: dict[str, Any] | None) -> AsyncIterator[Event]:
+    async def rebuild(self) -> RebuildReport:
+        """Put the room's checkpoint back in line with its log (after either was lost).
+
+        The room is rebuilt at its last pause, entry or outcome as its log records them
+        (``runtime/recovery.py``); a room whose log holds no entry is reset, so it enters
+        afresh. No model is called. This is what ``staffroom doctor --repair`` runs.
+        """
+        async with self._running():
+            snap = await self._graph.aget_state(self._config)
+            before = integrity_problem(dict(snap.values or {}), self.deps.log)
+            events = self.deps.log.read_all()
+            plan = self.deps.plan
+            steps = [s.to_state() for s in plan.steps]
+            rebuilt = rebuild_state(events, steps, plan.sop_ref)  # may raise RebuildError
+            if rebuilt is not None and rebuilt.values.get("scenario") not in (
+                None,
+                self.scenario_id,
+            ):
+                raise RebuildError(
+                    f"its log was written by scenario '{rebuilt.values['scenario']}', "
+                    f"not '{self.scenario_id}'"
+                )
+            checkpointer = self._graph.checkpointer
+            if isinstance(checkpointer, BaseCheckpointSaver):
+                await checkpointer.adelete_thread(self._config["configurable"]["thread_id"])
+            if rebuilt is None:
+                return RebuildReport(self.key, before, "reset", None, [])
+            values, to = rebuilt.values, rebuilt.resume_at
+            if to == "end":
+                await self._graph.aupdate_state(
+                    self._config, Command(goto=END, update=values), as_node="route"
+                )
+            else:
+                await self._graph.aupdate_state(
+                    self._config, Command(goto=to, update=values), as_node="turn"
+                )
+            if to == "human":
+                # Re-enter the pause: its wait event is already logged (same id, skipped).
+                async for _ in self._stream(None):
+                    pass
+            return RebuildReport(self.key, before, to, rebuilt.from_event, rebuilt.unrouted)
+
+    async def _checked(self) -> StateSnapshot:
         snap = await self._graph.aget_state(self._config)
+        problem = integrity_problem(dict(snap.values or {}), self.deps.log)
+        if problem is not None:
+            raise StorageError(
+                f"room {self.key}: {problem}. Nothing was run or stored. Restore the lost file "
+                f"from a backup, or rebuild the room's checkpoint from its log: {REPAIR} "
+                "(or Room.rebuild())"
+            )
+        return snap
+
+    async def _drive(self, message: dict[str, Any] | None) -> AsyncIterator[Event]:
+        snap = await self._checked()
         if snap.values and snap.values.get("scenario") not in (None, self.scenario_id):
             raise InputError(
                 f"session {self.key} was created from scenario '{snap.values['scenario']}'",

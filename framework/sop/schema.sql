@@ -1,5 +1,5 @@
--- SOP store schema (framework/sop/store.py). Applied on every open: every statement is
--- idempotent; columns added after a table's first release are also added by store.py to
+-- SOP store schema (applied by framework/sop/schema.py). Applied on every open: every statement is
+-- idempotent; columns added after a table's first release are also added by schema.py to
 -- files made before them (CREATE TABLE IF NOT EXISTS leaves an old table as it was).
 -- Versions are immutable: only versions.status is ever UPDATEd, and versions.steps once, to
 -- add the products a card declares to a version stored before steps could declare them;

@@ -14,12 +14,12 @@ import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any, Self
 
 import aiosqlite
 
+from framework.data_folder import DataFolder
 from framework.errors import InputError, SopCardError, StorageError, UnknownNameError
 from framework.sessions.events import utc_now as now
 
@@ -33,10 +33,10 @@ from .model import (
     Step,
     VersionMetrics,
 )
+from .schema import prepare
 
 _APPROVE = "INSERT OR IGNORE INTO approvals VALUES (?, ?, ?, ?, ?)"
 _LOG = "INSERT INTO change_log VALUES (NULL, ?, ?, ?, ?, ?, ?)"  # NULL: the next seq
-_ADD_FAILURES = "ALTER TABLE outcomes ADD COLUMN failures TEXT NOT NULL DEFAULT '[]'"
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's transaction before giving up."""
 
@@ -70,20 +70,10 @@ def _steps_json(steps: Sequence[Step]) -> str:
     return json.dumps(rows, ensure_ascii=False)
 
 
-async def _add_missing_columns(conn: aiosqlite.Connection) -> None:
-    # CREATE TABLE IF NOT EXISTS leaves a table made by an older schema as it was: add the
-    # columns it lacks. Inside one IMMEDIATE transaction, so two processes opening the same
-    # old file do not both add the column.
-    await conn.execute("BEGIN IMMEDIATE")
-    try:
-        async with conn.execute("PRAGMA table_info(outcomes)") as cursor:
-            have = {row[1] for row in await cursor.fetchall()}
-        if "failures" not in have:
-            await conn.execute(_ADD_FAILURES)
-        await conn.execute("COMMIT")
-    except BaseException:
-        await conn.execute("ROLLBACK")
-        raise
+_DAMAGED = (
+    "restore it from a backup, or move it aside with `staffroom doctor --repair` (its SOP "
+    "versions, metrics and drafts are then lost; sop_library/ cards are imported again)"
+)
 
 
 class SopStore:
@@ -104,6 +94,8 @@ class SopStore:
         path = Path(path)
         if path.is_dir() or not path.suffix:
             path = path / "sops.sqlite"
+        folder = DataFolder(path.parent)
+        folder.check_stores(path.name)  # lost, not new: never recreated empty without a word
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # timeout is SQLite's busy timeout; isolation_level=None: no implicit transactions,
@@ -112,12 +104,11 @@ class SopStore:
         except (OSError, sqlite3.Error) as exc:
             raise StorageError(f"cannot open SOP store {path}: {exc}") from exc
         try:
-            schema = resources.files("framework.sop").joinpath("schema.sql").read_text("utf-8")
-            await conn.executescript(schema)
-            await _add_missing_columns(conn)
+            await prepare(conn)
         except sqlite3.Error as exc:
             await conn.close()
-            raise StorageError(f"cannot prepare SOP store {path}: {exc}") from exc
+            raise StorageError(f"cannot use the SOP store {path}: {exc}; {_DAMAGED}") from exc
+        folder.record(path.name)
         return cls(conn, path)
 
     async def close(self) -> None:

@@ -14,6 +14,7 @@ from framework.errors import InputError, StaffroomError
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
+from framework.surfaces.cli import doctor as doctor_cmds
 from framework.surfaces.cli import init as init_cmds
 from framework.surfaces.cli import memory as memory_cmds
 from framework.surfaces.cli import run as run_cmds
@@ -195,6 +196,24 @@ def init(
     """Scaffold a project (employees, a scenario, its SOP, models.yaml) that runs at once."""
     spec = parse_model_option(model, where="--model") if model else ModelSpec()
     raise typer.Exit(init_cmds.init_project(target, spec, console))
+
+
+@app.command()
+def doctor(
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Move damaged stores aside, start lost ones empty, rebuild rooms from their "
+            "logs. Never rewrites a log or a MEMORY.md.",
+        ),
+    ] = False,
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """Check a data folder: stores, session logs, rooms' checkpoints, MEMORY.md files."""
+    settings = _settings(data_dir, project)
+    raise typer.Exit(asyncio.run(doctor_cmds.doctor(settings, fix, console)))
 
 
 app.add_typer(sop_cmds.app, name="sop")

@@ -1,0 +1,228 @@
+"""Look over a data folder and say what is wrong with it, without changing anything.
+
+Each problem is a :class:`Finding` with the file or session it concerns, what is wrong, what
+to do, and what ``--repair`` would do about it (if anything: a log line or a MEMORY.md is
+never rewritten by a repair; that could lose what a person wrote).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from framework.data_folder import CHECKPOINTS, HOLDS, SOPS, DataFolder
+from framework.errors import StorageError
+from framework.runtime.graph import build_graph
+from framework.runtime.recovery import integrity_problem
+from framework.sessions.events import EventKind
+from framework.sessions.store import SessionStore
+from framework.settings import Settings
+
+Repair = str
+"""``move_aside`` (a damaged store), ``start_empty`` (a lost store), ``rebuild`` (a room)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem in a data folder."""
+
+    where: str
+    problem: str
+    fix: str
+    repair: Repair | None = None
+    """What ``staffroom doctor --repair`` does about it; None: only a person can fix it."""
+    session: str | None = None
+    scenario: str | None = None
+    """For a room: the scenario its checkpoint or log names (what a rebuild opens it with)."""
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Every finding, and how much was looked at."""
+
+    findings: list[Finding] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+async def diagnose(settings: Settings) -> Diagnosis:
+    """Check the stores, every session log, every room's checkpoint and every MEMORY.md."""
+    out = Diagnosis()
+    folder = DataFolder(settings.data_dir)
+    if not settings.data_dir.is_dir():
+        out.findings.append(
+            Finding(str(settings.data_dir), "the data folder does not exist", "run a room first")
+        )
+        return out
+    try:
+        recorded = folder.recorded()
+    except StorageError as exc:
+        out.findings.append(Finding(str(folder.manifest), str(exc), "delete it", None))
+        recorded = {}
+    healthy = _check_stores(folder, recorded, out)
+    out.checked["logs"] = _check_logs(settings, out)
+    usable = CHECKPOINTS in healthy or not folder.store(CHECKPOINTS).exists()
+    broken = any(f.where == str(folder.store(CHECKPOINTS)) for f in out.findings)
+    out.checked["rooms"] = await _check_rooms(settings, out) if usable and not broken else 0
+    out.checked["memory files"] = _check_memory(settings, out)
+    return out
+
+
+def _check_stores(folder: DataFolder, recorded: dict[str, str], out: Diagnosis) -> set[str]:
+    healthy: set[str] = set()
+    for name in (CHECKPOINTS, SOPS):
+        path = folder.store(name)
+        if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+            if name in recorded:
+                state = "missing" if not path.exists() else "empty"
+                out.findings.append(
+                    Finding(
+                        str(path),
+                        f"{state}; it held {HOLDS[name]}",
+                        "restore it from a backup, or accept the loss: --repair starts it empty"
+                        + (" and rebuilds every room from its log" if name == CHECKPOINTS else ""),
+                        "start_empty",
+                    )
+                )
+            continue  # never created: a new folder, nothing lost
+        problem = _sqlite_problem(path)
+        if problem is None:
+            healthy.add(name)
+            continue
+        out.findings.append(
+            Finding(
+                str(path),
+                f"damaged: {problem}; it holds {HOLDS[name]}",
+                "restore it from a backup, or --repair moves it aside (kept as "
+                f"{name}.broken-<time>) and starts it empty"
+                + (", then rebuilds every room from its log" if name == CHECKPOINTS else ""),
+                "move_aside",
+            )
+        )
+    out.checked["stores"] = 2
+    return healthy
+
+
+def _sqlite_problem(path: Path) -> str | None:
+    if not path.is_file():
+        return "it is not a file"
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return str(exc)
+    verdict = "; ".join(str(r[0]) for r in rows)
+    return None if verdict == "ok" else verdict
+
+
+def _check_logs(settings: Settings, out: Diagnosis) -> int:
+    store = SessionStore(settings.data_dir, durability="none", lock=settings.lock)
+    keys = store.list_sessions()
+    for key in keys:
+        log = store.log(key)
+        for _ in log.iter_events():
+            pass
+        bad = list(log.problems)
+        if bad:
+            shown = "; ".join(str(p) for p in bad[:3]) + (" …" if len(bad) > 3 else "")
+            out.findings.append(
+                Finding(
+                    str(log.path),
+                    f"{len(bad)} unreadable line(s), skipped by every reader: {shown}",
+                    "fix or delete those lines by hand (they are kept as they are, nothing is "
+                    "dropped automatically)",
+                    session=str(key),
+                )
+            )
+    store.close()
+    return len(keys)
+
+
+async def _check_rooms(settings: Settings, out: Diagnosis) -> int:
+    store = SessionStore(settings.data_dir, durability="none", lock=settings.lock)
+    path = settings.data_dir / CHECKPOINTS
+    # No checkpoints file (never made, or just started anew by --repair): every room has none.
+    conn = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True) if path.exists() else None
+    try:
+        graph = build_graph(AsyncSqliteSaver(conn)) if conn is not None else None
+        keys = store.list_sessions()
+        for key in keys:
+            config: Any = {"configurable": {"thread_id": str(key)}}
+            values: dict[str, Any] = {}
+            try:
+                if graph is not None:
+                    values = dict((await graph.aget_state(config)).values or {})
+            except aiosqlite.OperationalError:  # no checkpoint tables yet: nothing ran
+                pass
+            log = store.log(key)
+            problem = integrity_problem(values, log)
+            if problem is None:
+                continue
+            out.findings.append(
+                Finding(
+                    str(key),
+                    problem,
+                    "restore the lost file from a backup, or --repair rebuilds the room's "
+                    "checkpoint from its log (no model is called)",
+                    "rebuild",
+                    session=str(key),
+                    scenario=values.get("scenario") or _scenario_in_log(log.tail(4096)),
+                )
+            )
+        return len(keys)
+    finally:
+        if conn is not None:
+            await conn.close()
+        store.close()
+
+
+def _scenario_in_log(events: list[Any]) -> str | None:
+    for event in reversed(events):
+        if event.kind == EventKind.PLAN and event.meta.get("entry"):
+            content = event.content if isinstance(event.content, dict) else {}
+            return content.get("scenario")
+    return None
+
+
+def _check_memory(settings: Settings, out: Diagnosis) -> int:
+    root = settings.data_dir / "memory"
+    paths = sorted(root.glob("*/*/MEMORY.md")) if root.is_dir() else []
+    for path in paths:
+        if not path.is_file():
+            out.findings.append(
+                Finding(str(path), "not a file", "move it away; the employee starts it anew")
+            )
+            continue
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            out.findings.append(
+                Finding(
+                    str(path),
+                    f"not UTF-8 ({exc.reason} at byte {exc.start}); it is never rewritten",
+                    f"convert it, e.g. iconv -f GBK -t UTF-8 {path} > MEMORY.utf8 && mv ...",
+                )
+            )
+            continue
+        if len(text) > settings.memory_cap:
+            out.findings.append(
+                Finding(
+                    str(path),
+                    f"{len(text):,} characters, over the {settings.memory_cap:,} cap (prompts "
+                    "see it cut at the cap)",
+                    "shorten it by hand, or let consolidation fold it",
+                )
+            )
+    return len(paths)

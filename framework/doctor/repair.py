@@ -1,0 +1,87 @@
+"""Repair what a diagnosis found, where that loses nothing a person wrote.
+
+A damaged store is moved aside (kept, renamed) and started empty; a lost store is started
+empty; then every room whose checkpoint no longer matches its log is rebuilt from the log.
+Logs and MEMORY.md files are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from framework.data_folder import CHECKPOINTS, DataFolder
+from framework.doctor.checks import Diagnosis, Finding, diagnose
+from framework.errors import StaffroomError, UnknownNameError
+from framework.runtime.room import Room
+from framework.sessions.keys import Channel, SessionKey
+from framework.settings import Settings
+from framework.specs.model_spec import ModelSpec
+from framework.staffroom import Staffroom
+
+
+async def repair(settings: Settings, found: Diagnosis) -> list[str]:
+    """Do what ``--repair`` may for each finding; one line per action taken or refused."""
+    done: list[str] = []
+    folder = DataFolder(settings.data_dir)
+    stores = [f for f in found.findings if f.repair in ("move_aside", "start_empty")]
+    for finding in stores:
+        done.append(_restart_store(folder, finding))
+    if any(Path(f.where).name == CHECKPOINTS for f in stores):
+        found = await diagnose(settings)  # with no checkpoints, every room needs a rebuild
+    rooms = [f for f in found.findings if f.repair == "rebuild"]
+    if rooms:
+        done += await _rebuild_rooms(settings, rooms)
+    return done
+
+
+def _restart_store(folder: DataFolder, finding: Finding) -> str:
+    path = Path(finding.where)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    moved = []
+    for suffix in ("", "-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            target = part.with_name(f"{path.name}.broken-{stamp}{suffix}")
+            os.replace(part, target)
+            moved.append(target.name)
+    folder.forget(path.name)
+    kept = f" (kept as {', '.join(moved)})" if moved else ""
+    return f"{path}: moved aside{kept}; it starts empty on the next open"
+
+
+async def _rebuild_rooms(settings: Settings, rooms: list[Finding]) -> list[str]:
+    # A rebuild calls no model: the simulator stands in so no key or server is needed.
+    settings = settings.model_copy(update={"model_override": ModelSpec(provider="simulated")})
+    done = []
+    async with await Staffroom.open(settings=settings) as staff:
+        for finding in rooms:
+            try:
+                room = await _open_room(staff, finding)
+                report = await room.rebuild()
+            except StaffroomError as exc:
+                done.append(f"{finding.where}: not rebuilt: {exc}")
+                continue
+            where = {
+                "human": f"waiting for people again, at {report.from_event}",
+                "route": f"from its entry {report.from_event}; its run goes on at the next start",
+                "end": f"idle after its outcome {report.from_event}",
+                "reset": "reset: its log holds no entry, so it enters afresh",
+            }[report.resumed_at]
+            line = f"{finding.where}: rebuilt from its log, {where}"
+            if report.unrouted:
+                line += f"; {len(report.unrouted)} message(s) after that pause were never answered"
+                line += ": post them again"
+            done.append(line)
+    return done
+
+
+async def _open_room(staff: Staffroom, finding: Finding) -> Room:
+    key = SessionKey.parse(finding.session or finding.where)
+    try:
+        return await staff.session(str(key))  # the scenario its log's entry names
+    except UnknownNameError:
+        if key.channel == Channel.DM or not finding.scenario:
+            raise
+    return await staff.room(key.chat_id, finding.scenario)  # a log that lost its entry

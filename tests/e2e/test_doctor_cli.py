@@ -1,0 +1,128 @@
+"""Lost and damaged state files from the terminal: refused with the fix, then ``doctor``.
+
+Real subprocesses on a real data folder: a deleted ``checkpoints.sqlite`` must not make a
+waiting room run its SOP again; a deleted, emptied or overwritten store is reported, never
+silently recreated; ``staffroom doctor --repair`` brings the folder back without losing what
+the logs hold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scenarios" / "tech_article.script.txt"
+
+
+def staffroom(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
+    # STAFFROOM_HOME, not --data-dir: every command (sop ones included) reads it.
+    env = {**os.environ, "STAFFROOM_HOME": str(data)}
+    cmd = [sys.executable, "-m", "framework", *args]
+    return subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def kinds(data: Path, room: str) -> Counter[str]:
+    lines = (data / "sessions" / f"room:{room}.jsonl").read_text("utf-8").splitlines()
+    return Counter(json.loads(line)["kind"] for line in lines)
+
+
+def waiting_room(data: Path, room: str = "r1") -> None:
+    assert staffroom("run", "tech-article", "--room", room, data=data).returncode == 0
+
+
+def test_deleted_checkpoints_are_refused_then_rebuilt_by_doctor(tmp_path: Path) -> None:
+    waiting_room(tmp_path)
+    for part in tmp_path.glob("checkpoints.sqlite*"):
+        part.unlink()
+
+    refused = staffroom(
+        "run", "tech-article", "--room", "r1", "--script", str(SCRIPT), data=tmp_path
+    )
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "checkpoints.sqlite is missing" in refused.stderr
+    assert "staffroom doctor --repair" in refused.stderr
+    assert kinds(tmp_path, "r1")["sop_step"] == 2, "nothing may run while the store is lost"
+
+    checked = staffroom("doctor", data=tmp_path)
+    assert checked.returncode == 1 and "checkpoints.sqlite: missing" in checked.stdout
+
+    fixed = staffroom("doctor", "--repair", data=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "room:r1: rebuilt from its log, waiting for people again" in fixed.stdout
+    assert fixed.stdout.rstrip().endswith("no problems found")
+
+    done = staffroom("run", "tech-article", "--room", "r1", "--script", str(SCRIPT), data=tmp_path)
+    assert done.returncode == 0 and "ended: sop_complete" in done.stdout
+    counts = kinds(tmp_path, "r1")
+    assert counts["sop_step"] == 4 and counts["outcome"] == 1 and counts["wait"] == 1
+
+
+@pytest.mark.parametrize("damage", ["delete", "empty", "random"])
+def test_a_lost_or_damaged_sop_store_is_reported_not_recreated(tmp_path: Path, damage: str) -> None:
+    waiting_room(tmp_path)
+    store = tmp_path / "sops.sqlite"
+    for part in tmp_path.glob("sops.sqlite-*"):
+        part.unlink()
+    if damage == "delete":
+        store.unlink()
+    elif damage == "empty":
+        store.write_bytes(b"")
+    else:
+        store.write_bytes(bytes(range(256)) * 64)
+
+    for args in (("sop", "list"), ("run", "tech-article", "--room", "r2")):
+        refused = staffroom(*args, data=tmp_path)
+        assert refused.returncode == 2, refused.stdout
+        assert "Traceback" not in refused.stderr
+        assert "sops.sqlite" in refused.stderr and "doctor --repair" in refused.stderr
+    assert not (tmp_path / "sessions" / "room:r2.jsonl").exists()
+    if damage == "delete":
+        assert not store.exists(), "a lost store must not come back empty without a word"
+
+    fixed = staffroom("doctor", "--repair", data=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    if damage == "random":
+        kept = list(tmp_path.glob("sops.sqlite.broken-*"))
+        assert kept and kept[0].read_bytes() == bytes(range(256)) * 64, "moved aside, kept"
+    listed = staffroom("sop", "list", data=tmp_path)
+    assert listed.returncode == 0 and "tech-article" in listed.stdout  # library imported again
+
+
+def test_damaged_checkpoints_are_moved_aside_and_rooms_rebuilt(tmp_path: Path) -> None:
+    waiting_room(tmp_path)
+    for part in tmp_path.glob("checkpoints.sqlite-*"):
+        part.unlink()
+    (tmp_path / "checkpoints.sqlite").write_bytes(b"not a database, just junk" * 100)
+
+    refused = staffroom("run", "tech-article", "--room", "r1", data=tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "checkpoints.sqlite" in refused.stderr
+
+    fixed = staffroom("doctor", "--repair", data=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout
+    assert "moved aside" in fixed.stdout and "room:r1: rebuilt" in fixed.stdout
+    done = staffroom("run", "tech-article", "--room", "r1", "--script", str(SCRIPT), data=tmp_path)
+    assert done.returncode == 0 and kinds(tmp_path, "r1")["outcome"] == 1
+
+
+def test_an_emptied_log_is_reported_and_doctor_resets_the_room(tmp_path: Path) -> None:
+    waiting_room(tmp_path)
+    (tmp_path / "sessions" / "room:r1.jsonl").write_bytes(b"")
+
+    refused = staffroom("run", "tech-article", "--room", "r1", data=tmp_path)
+    assert refused.returncode == 2 and "lost events its checkpoint knows" in refused.stderr
+    checked = staffroom("doctor", data=tmp_path)
+    assert checked.returncode == 1 and "room:r1" in checked.stdout
+    fixed = staffroom("doctor", "--repair", data=tmp_path)
+    assert fixed.returncode == 0 and "enters afresh" in fixed.stdout
+    again = staffroom("run", "tech-article", "--room", "r1", data=tmp_path)
+    assert again.returncode == 0 and kinds(tmp_path, "r1")["plan"] == 1
