@@ -124,7 +124,7 @@ class Staffroom:
             await conn.close()  # else aiosqlite's worker thread keeps the process alive
             raise StorageError(
                 f"cannot use {checkpoints}: {exc}; restore it from a backup, or move it aside "
-                "(rooms then start over from their entry; their histories in sessions/ stay)"
+                "and rebuild every room from its log: staffroom doctor --repair"
             ) from exc
         except BaseException:
             await conn.close()
