@@ -59,7 +59,11 @@ async def diagnose(settings: Settings) -> Diagnosis:
     folder = DataFolder(settings.data_dir)
     if not settings.data_dir.is_dir():
         out.findings.append(
-            Finding(str(settings.data_dir), "the data folder does not exist", "run a room first")
+            Finding(
+                str(settings.data_dir),
+                "the data folder does not exist",
+                "check --data-dir / $STAFFROOM_HOME (nothing has run in this one yet)",
+            )
         )
         return out
     try:
