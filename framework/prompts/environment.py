@@ -1,4 +1,8 @@
-"""Jinja2 environment for prompts: packaged templates, overridable per employee."""
+"""Jinja2 environment for prompts: packaged templates, overridable per employee.
+
+Every template, packaged or a card's own, renders in the bounded sandbox of
+:mod:`framework.prompts.sandbox`; any failure is a :class:`PromptTemplateError`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 import jinja2
 
 from framework.errors import PromptTemplateError
+from framework.prompts.sandbox import Sandbox, render_template
 
 PACKAGED = Path(__file__).parent / "templates"
 
@@ -16,12 +21,7 @@ class PromptRenderer:
     """Renders prompt templates; an employee's own template replaces the packaged one."""
 
     def __init__(self) -> None:
-        self._env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(PACKAGED),
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            autoescape=False,  # prompts are plain text, not HTML
-        )
+        self._env = Sandbox(loader=jinja2.FileSystemLoader(PACKAGED))
 
     def render(self, name: str, context: dict[str, Any], *, override: Path | None = None) -> str:
         """Render packaged template ``name`` (or the file ``override``) with ``context``."""
@@ -31,10 +31,10 @@ class PromptRenderer:
                 template = self._env.from_string(override.read_text(encoding="utf-8"))
             else:
                 template = self._env.get_template(name)
-            return template.render(**context)
-        except jinja2.UndefinedError as exc:
-            raise PromptTemplateError(f"template {label}: {exc.message}") from exc
         except jinja2.TemplateSyntaxError as exc:
-            raise PromptTemplateError(f"template {label}:{exc.lineno}: {exc.message}") from exc
-        except OSError as exc:
+            raise PromptTemplateError(
+                f"template {label}, line {exc.lineno}: {exc.message}"
+            ) from exc
+        except (OSError, UnicodeDecodeError) as exc:
             raise PromptTemplateError(f"template {label} cannot be read: {exc}") from exc
+        return render_template(self._env, template, context, label=f"template {label}")

@@ -12,16 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import jinja2
-from jinja2.sandbox import SandboxedEnvironment
-
-from framework.errors import ScenarioError
+from framework.errors import PromptTemplateError, ScenarioError
 from framework.language import language_of
+from framework.prompts.sandbox import render_string
 from framework.sop.model import SopVersion
 from framework.specs.catalog import Catalog
 from framework.specs.employee import EmployeeCard
 from framework.specs.scenario import Scenario
-from framework.specs.sop_card import render_steps
+from framework.specs.sop_text import render_steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +94,12 @@ def compile_plan(
 
     text = scenario.announcement.text
     if scenario.announcement.sop:
-        env = SandboxedEnvironment(undefined=jinja2.StrictUndefined)
         try:
-            slot = env.from_string(scenario.announcement.sop).render(best_sop=best_sop)
-        except jinja2.TemplateError as exc:
+            # The same bounded sandbox validate used: a spec file's template is untrusted.
+            slot = render_string(
+                scenario.announcement.sop, {"best_sop": best_sop}, label="announcement.sop"
+            )
+        except PromptTemplateError as exc:
             raise ScenarioError(
                 f"the announcement's sop slot does not render: {exc}",
                 file=scenario.source,

@@ -8,12 +8,13 @@ file, the line, the field and the fix.
 from __future__ import annotations
 
 from .builtin_tools import BUILTIN_TOOLS
-from .catalog import Catalog, project_root, validate_paths
+from .catalog import Catalog, project_root
 from .employee import EmployeeCard, Slug, ToolName, load_card
 from .json_schema import schemas
 from .model_spec import ModelSpec
 from .scenario import Announcement, Scenario, ScenarioSettings, load_scenario
 from .sop_card import ChangeLogEntry, SopCard, SopLibrary, SopStep, load_sop_card
+from .validation import validate_paths
 from .yaml_loader import LineMap, SpecModel, did_you_mean, load_yaml_file, validate
 
 __all__ = [

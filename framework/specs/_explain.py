@@ -40,6 +40,7 @@ _KINDS = {
     "int_type": "a whole number",
     "int_parsing": "a whole number",
     "int_from_float": "a whole number",
+    "int_parsing_size": "a whole number",
     "float_type": "a number",
     "float_parsing": "a number",
     "bool_type": "true or false",
@@ -84,6 +85,7 @@ def explain(
     if kind == "extra_forbidden":
         aliases = [(f.alias or n) for n, f in owner.model_fields.items()] if owner else []
         guess = did_you_mean(name, aliases)
+        name = _short(name)
         if guess:
             return (
                 f"unknown field '{name}' (did you mean '{guess}'?)",
@@ -95,7 +97,7 @@ def explain(
     if kind in _KINDS:
         return (
             f"expected {_KINDS[kind]}, got {describe_value(value)}",
-            f"write {_KINDS[kind]}, e.g. `{example}`" + _quote_hint(kind, value),
+            f"write {_KINDS[kind]}{_range_text(info)}, e.g. `{example}`" + _quote_hint(kind, value),
         )
     if kind == "literal_error":
         return _literal(name, value, info, ctx)
@@ -107,12 +109,28 @@ def explain(
             "less_than": "<",
         }[kind]
         limit = next(iter(ctx.values()), "?")
+        limit = f"{limit:,}" if isinstance(limit, int) else limit
+        allowed = _range_text(info)
+        if allowed:
+            return (
+                f"must be {bound} {limit}, got {value} (allowed:{allowed})",
+                f"use a whole number{allowed}, e.g. `{example}`",
+            )
         return f"must be {bound} {limit}, got {value}", f"use a number {bound} {limit}"
+    if kind == "string_too_long":
+        limit = int(ctx.get("max_length", 0))
+        size = len(value) if isinstance(value, str) else 0
+        return (
+            f"is {size:,} characters long; at most {limit:,} are allowed",
+            f"shorten `{name}` to {limit:,} characters or fewer"
+            + ("" if limit < 1000 else "; keep longer material in a workspace file")
+            + _described(info),
+        )
     if kind == "too_short":
         return "must not be empty", f"add at least one item, e.g. `{example}`"
     if kind == "string_pattern_mismatch":
         return (
-            f"'{value}' is not a valid id",
+            f"'{_short(value)}' is not a valid id",
             f"use lowercase letters, digits, '-' and '_', e.g. `{name}: {slugify(str(value))}`",
         )
     message = err["msg"].removeprefix("Value error, ")
@@ -121,8 +139,26 @@ def explain(
 
 def slugify(text: str) -> str:
     """A valid id close to ``text`` (``Product Manager`` -> ``product-manager``)."""
-    slug = re.sub(r"[^a-z0-9_]+", "-", text.strip().lower()).strip("-_")
-    return slug or "my-id"
+    slug = re.sub(r"[^a-z0-9_]+", "-", text[:200].strip().lower()).strip("-_")
+    return slug[:64].strip("-_") or "my-id"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def _range_text(info: FieldInfo | None) -> str:
+    """`` from 1 to 1,000`` for a field with both bounds (``""`` when it has not both)."""
+    low = high = None
+    for rule in info.metadata if info is not None else []:
+        low = getattr(rule, "ge", None) if getattr(rule, "ge", None) is not None else low
+        high = getattr(rule, "le", None) if getattr(rule, "le", None) is not None else high
+        if getattr(rule, "gt", None) is not None:
+            low = rule.gt + 1
+    if isinstance(low, int) and isinstance(high, int):
+        return f" from {low:,} to {high:,}"
+    return ""
 
 
 def _literal(name: str, value: Any, info: FieldInfo | None, ctx: dict[str, Any]) -> tuple[str, str]:
@@ -131,7 +167,7 @@ def _literal(name: str, value: Any, info: FieldInfo | None, ctx: dict[str, Any])
         choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
     listed = ", ".join(choices)
     return (
-        f"'{value}' is not one of: {listed}{hint(str(value), choices)}",
+        f"'{_short(value)}' is not one of: {listed}{hint(str(value)[:200], choices)}",
         f"write one of them, e.g. `{name}: {choices[0] if choices else '...'}`",
     )
 

@@ -9,15 +9,32 @@ import jinja2
 from pydantic import AfterValidator, Field, StringConstraints, ValidationInfo, field_validator
 
 from framework.errors import CardError
+from framework.names import NAME_FIX, is_name
+from framework.prompts.sandbox import parse_string
 
 from ._explain import hint
 from .builtin_tools import BUILTIN_TOOLS
+from .limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS
 from .model_spec import ModelSpec
 from .yaml_loader import SpecModel, load_yaml_file, read_text, spec_error, validate
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
-Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
-"""An id: lowercase letters, digits, ``-`` and ``_`` (``tech-article``, ``pm``)."""
+
+
+def _path_safe(value: str) -> str:
+    # Ids become folder and file names (memory/<employee>/, sop_library/<id>/): the id rule
+    # is a strict subset of the one rule for names in paths, and this keeps it so.
+    if not is_name(value):
+        raise spec_error(f"id {value[:80]!r} cannot be used in a path", NAME_FIX)
+    return value
+
+
+Slug = Annotated[
+    str,
+    StringConstraints(pattern=SLUG_PATTERN, max_length=MAX_ID_CHARS),
+    AfterValidator(_path_safe),
+]
+"""An id: 1-64 lowercase letters, digits, ``-`` and ``_`` (``tech-article``, ``pm``)."""
 
 
 def _known_tool(name: str) -> str:
@@ -37,10 +54,17 @@ class EmployeeCard(SpecModel):
     """One digital employee: who they are, which model they think with, which tools they hold."""
 
     id: Slug = Field(description="unique id, used in participants and @mentions", examples=["pm"])
-    display_name: str = Field(description="name shown in the room", examples=["产品经理小P"])
-    role: str = Field(description="role an SOP step may name instead of the id", examples=["pm"])
+    display_name: str = Field(
+        max_length=MAX_LABEL_CHARS, description="name shown in the room", examples=["产品经理小P"]
+    )
+    role: str = Field(
+        max_length=MAX_LABEL_CHARS,
+        description="role an SOP step may name instead of the id",
+        examples=["pm"],
+    )
     persona: str = Field(
-        description="who this employee is and how they work (goes into the system prompt)",
+        max_length=MAX_TEXT_CHARS,
+        description="who this employee is and how they work (goes into every system prompt)",
         examples=["你是团队的产品经理，负责立题、拆解需求和把控节奏。"],
     )
     model: ModelSpec | None = Field(
@@ -55,11 +79,15 @@ class EmployeeCard(SpecModel):
     )
     prompt_template: str | None = Field(
         default=None,
+        max_length=MAX_LABEL_CHARS,
         description="jinja2 system prompt file, relative to this card's folder",
         examples=["prompts/pm.j2"],
     )
     language: str = Field(
-        default="zh", description="language the employee writes in", examples=["zh"]
+        default="zh",
+        max_length=MAX_LABEL_CHARS,
+        description="language the employee writes in",
+        examples=["zh"],
     )
 
     @field_validator("prompt_template")
@@ -108,7 +136,7 @@ def _check_template_syntax(card: EmployeeCard) -> None:
     if template is None:
         return
     try:
-        jinja2.Environment().parse(read_text(template, CardError))
+        parse_string(read_text(template, CardError))
     except jinja2.TemplateSyntaxError as exc:
         raise CardError(
             f"prompt template does not parse: {exc.message}",

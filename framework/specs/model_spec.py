@@ -85,12 +85,14 @@ class ModelSpec(BaseModel):
     context_window: int | None = Field(
         default=None,
         gt=0,
+        le=100_000_000,  # a hundred times today's largest windows: anything above is a typo
         description="tokens the model can hold (prompt + answer); empty = Settings.context_window",
         examples=[4096],
     )
     max_output_tokens: int | None = Field(
         default=None,
         gt=0,
+        le=10_000_000,
         description="cap on one answer, in tokens; empty = Settings.max_output_tokens",
         examples=[512],
     )

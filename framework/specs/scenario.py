@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from framework.errors import ScenarioError
 from framework.names import NAME_FIX, is_name
+from framework.prompts.sandbox import parse_string
 
 from .employee import Slug
+from .limits import MAX_LABEL_CHARS, MAX_TEXT_CHARS
 from .model_spec import ModelSpec
 from .yaml_loader import SpecModel, load_yaml_file, spec_error, validate
 
@@ -30,9 +32,14 @@ class Announcement(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(examples=["本群目标：两天内完成技术分享文章定稿。"])
+    text: str = Field(
+        max_length=MAX_TEXT_CHARS,
+        description="posted at room entry and sent in every prompt",
+        examples=["本群目标：两天内完成技术分享文章定稿。"],
+    )
     sop: str | None = Field(
         default=None,
+        max_length=MAX_TEXT_CHARS,
         description="jinja2 template rendered at room entry; best_sop(id) inserts the steps",
         examples=["{{ best_sop('tech-article') }}"],
     )
@@ -42,7 +49,7 @@ class Announcement(BaseModel):
     def _sop_parses(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                jinja2.Environment().parse(value)
+                parse_string(value)
             except jinja2.TemplateSyntaxError as exc:
                 raise spec_error(
                     f"the sop template does not parse: {exc.message}",
@@ -56,15 +63,39 @@ class ScenarioSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_turns: int = Field(default=30, ge=1, description="employee turns before the room stops")
+    # Strict: `true` or `12.5` is a mistake, not 1 or 12. The upper bounds are far above any
+    # real room and keep a typo (`recent_turns: 1000000`) from becoming a runaway prompt.
+    max_turns: int = Field(
+        default=30,
+        ge=1,
+        le=10_000,
+        strict=True,
+        description="employee turns before the room stops",
+        examples=[30],
+    )
     memory_window: int = Field(
-        default=20, ge=1, description="unconsolidated turns before older ones are summarised"
+        default=20,
+        ge=1,
+        le=1_000,
+        strict=True,
+        description="unconsolidated turns before older ones are summarised",
+        examples=[20],
     )
     tool_output_budget: int = Field(
-        default=4000, ge=200, description="characters of one tool result shown to a model"
+        default=4000,
+        ge=200,
+        le=1_000_000,
+        strict=True,
+        description="characters of one tool result shown to a model",
+        examples=[4000],
     )
     recent_turns: int = Field(
-        default=12, ge=1, description="raw recent turns put into each context"
+        default=12,
+        ge=1,
+        le=1_000,
+        strict=True,
+        description="raw recent turns put into each context",
+        examples=[12],
     )
     model: ModelSpec | None = Field(
         default=None, description="model for every employee here (overrides the cards)"
@@ -92,12 +123,37 @@ class ScenarioSettings(BaseModel):
         examples=[["author", "team-lead"]],
     )
 
+    @field_validator("stop_words")
+    @classmethod
+    def _stop_words(cls, value: list[str]) -> list[str]:
+        # An empty stop word would end the room on an empty message; a long one is a paste.
+        fix = 'write words a person types to end the room, e.g. ["/stop", "结束会议"]'
+        for index, word in enumerate(value):
+            if not word.strip():
+                raise spec_error("a stop word is empty or only spaces", fix, at=(index,))
+            if len(word) > MAX_LABEL_CHARS:
+                raise spec_error(
+                    f"stop word is {len(word):,} characters (at most {MAX_LABEL_CHARS})",
+                    fix,
+                    at=(index,),
+                )
+        return value
+
+    @field_validator("sop_reviewers")
+    @classmethod
+    def _reviewer_names(cls, value: list[str]) -> list[str]:
+        # Reviewers are people: the same rule as humans, checked here rather than at review.
+        for index, name in enumerate(value):
+            if not is_name(name):
+                raise spec_error(f"invalid name {name[:80]!r}", NAME_FIX, at=(index,))
+        return value
+
 
 class Scenario(SpecModel):
     """A room template: participants, humans, the opening announcement and settings."""
 
     id: Slug = Field(examples=["tech-article"])
-    title: str = Field(examples=["技术分享文章定稿"])
+    title: str = Field(max_length=MAX_LABEL_CHARS, examples=["技术分享文章定稿"])
     participants: list[Slug] = Field(
         min_length=1, description="employee ids", examples=[["pm", "engineer", "designer"]]
     )
@@ -105,10 +161,11 @@ class Scenario(SpecModel):
         default_factory=lambda: ["user"],
         min_length=1,
         description="names of the people in the room (letters, digits, - _ . @ +)",
+        examples=[["author"]],
     )
     announcement: Announcement
     settings: ScenarioSettings = Field(default_factory=ScenarioSettings)
-    description: str = ""
+    description: str = Field(default="", max_length=MAX_TEXT_CHARS)
 
     @field_validator("announcement", mode="before")
     @classmethod
@@ -122,7 +179,7 @@ class Scenario(SpecModel):
         # A person's name becomes a folder (memory/{employee}/{name}/): it must stay inside.
         for index, name in enumerate(value):
             if not is_name(name):
-                raise spec_error(f"invalid name {name!r}", NAME_FIX, at=(index,))
+                raise spec_error(f"invalid name {name[:80]!r}", NAME_FIX, at=(index,))
         return value
 
     @field_validator("participants")

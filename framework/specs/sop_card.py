@@ -20,20 +20,22 @@ A version is never edited in place: a change is a new file with the next ``versi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from framework.errors import SopCardError, UnknownNameError
+from framework.errors import InputError, SopCardError, UnknownNameError
 
 from ._explain import hint
 from .employee import Slug, ToolName
+from .limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, MAX_VERSION
+from .sop_text import StepLike, render_steps
 from .yaml_loader import SpecModel, load_yaml_text, read_text, spec_error, validate
 
-_SCOPE = re.compile(r"^(global|(scenario|employee):[a-z0-9][a-z0-9_-]*)$")
+_SCOPE = re.compile(rf"^(global|(scenario|employee):[a-z0-9][a-z0-9_-]{{0,{MAX_ID_CHARS - 1}}})$")
 _FENCE = re.compile(r"^(---|\.\.\.)\s*$")
 
 
@@ -46,7 +48,11 @@ class SopStep(BaseModel):
     speaker: str | list[str] = Field(
         description="employee id or role; a list names several speakers", examples=["pm"]
     )
-    do: str = Field(description="what the speaker does in this step", examples=["立题与提纲"])
+    do: str = Field(
+        max_length=MAX_TEXT_CHARS,
+        description="what the speaker does in this step",
+        examples=["立题与提纲"],
+    )
     tools: list[ToolName] = Field(default_factory=list, examples=[["write_file"]])
     produces: list[str] = Field(
         default_factory=list,
@@ -55,7 +61,9 @@ class SopStep(BaseModel):
         examples=[["outline.md"]],
     )
     fallback: str | None = Field(
-        default=None, description="what to do when the step cannot be done"
+        default=None,
+        max_length=MAX_TEXT_CHARS,
+        description="what to do when the step cannot be done",
     )
     waits_for_input: bool = Field(default=False, description="the room pauses for a human after it")
     parallel: bool = Field(default=False, description="list speakers work at the same time")
@@ -68,14 +76,18 @@ class SopStep(BaseModel):
         if isinstance(value, str):
             if not value.strip():
                 raise spec_error("speaker is empty", fix)
+            if len(value) > MAX_LABEL_CHARS:
+                raise spec_error(f"speaker is over {MAX_LABEL_CHARS} characters", fix)
             return value
         if isinstance(value, list):
             if not value:
                 raise spec_error("speaker list is empty", fix)
             for index, item in enumerate(value):
-                if not isinstance(item, str) or not item.strip():
+                if not isinstance(item, str) or not item.strip() or len(item) > MAX_LABEL_CHARS:
                     raise spec_error(
-                        f"speaker {item!r} is not an employee id or role", fix, at=(index,)
+                        f"speaker {str(item)[:40]!r} is not an employee id or role",
+                        fix,
+                        at=(index,),
                     )
             return value
         raise spec_error(f"expected an employee id or a list of them, got {value!r}", fix)
@@ -90,6 +102,10 @@ class SopStep(BaseModel):
             posix, windows = PurePosixPath(item), PureWindowsPath(item)
             if not item.strip():
                 raise spec_error("product path is empty", fix, at=(index,))
+            if len(item) > MAX_LABEL_CHARS:
+                raise spec_error(
+                    f"product path is over {MAX_LABEL_CHARS} characters", fix, at=(index,)
+                )
             if posix.is_absolute() or windows.is_absolute() or windows.drive or item[0] in "/\\":
                 raise spec_error(f"product path {item!r} is absolute", fix, at=(index,))
             if ".." in posix.parts or ".." in windows.parts:
@@ -111,26 +127,31 @@ class ChangeLogEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    version: int = Field(ge=1, examples=[2])
-    why: str = Field(examples=["用户两次要求先出提纲再评估"])
+    version: int = Field(ge=1, le=MAX_VERSION, strict=True, examples=[2])
+    why: str = Field(max_length=MAX_TEXT_CHARS, examples=["用户两次要求先出提纲再评估"])
     from_: str | None = Field(
         default=None,
         alias="from",
+        max_length=MAX_LABEL_CHARS,
         description="session the change came from",
         examples=["room:launch-41"],
     )
-    by: str | None = Field(default=None, description="who made the change (person or extraction)")
+    by: str | None = Field(
+        default=None,
+        max_length=MAX_LABEL_CHARS,
+        description="who made the change (person or extraction)",
+    )
 
 
 class SopCard(SpecModel):
     """One version of one SOP, as written in its markdown file."""
 
     id: Slug = Field(examples=["tech-article"])
-    version: int = Field(ge=1, examples=[1])
+    version: int = Field(ge=1, le=MAX_VERSION, strict=True, examples=[1])
     scope: str = Field(
         description="global, scenario:<id> or employee:<id>", examples=["scenario:tech-article"]
     )
-    goal: str = Field(examples=["技术分享文章从立题到定稿"])
+    goal: str = Field(max_length=MAX_TEXT_CHARS, examples=["技术分享文章从立题到定稿"])
     status: Literal["draft", "published", "deprecated"] = "published"
     steps: list[SopStep] = Field(min_length=1, examples=[[{"speaker": "pm", "do": "立题与提纲"}]])
     change_log: list[ChangeLogEntry] = Field(default_factory=list)
@@ -141,7 +162,7 @@ class SopCard(SpecModel):
     def _scope_shape(cls, value: str) -> str:
         if not _SCOPE.match(value):
             raise spec_error(
-                f"scope '{value}' is not global, scenario:<id> or employee:<id>",
+                f"scope '{value[:80]}' is not global, scenario:<id> or employee:<id>",
                 "write e.g. `scope: scenario:tech-article` or `scope: global`",
             )
         return value
@@ -169,59 +190,6 @@ class SopCard(SpecModel):
     def render_text(self, language: str = "zh") -> str:
         """The steps as a numbered list for a room announcement (``1. pm：立题与提纲``)."""
         return render_steps(self.ref, self.goal, self.steps, language)
-
-
-class StepLike(Protocol):
-    """What :func:`render_steps` reads of a step (a card's or a stored version's)."""
-
-    @property
-    def speakers(self) -> Sequence[str]: ...
-    @property
-    def do(self) -> str: ...
-    @property
-    def tools(self) -> Sequence[str]: ...
-    @property
-    def produces(self) -> Sequence[str]: ...
-    @property
-    def fallback(self) -> str | None: ...
-    @property
-    def waits_for_input(self) -> bool: ...
-    @property
-    def parallel(self) -> bool: ...
-
-
-def render_steps(ref: str, goal: str, steps: Sequence[StepLike], language: str = "zh") -> str:
-    """An SOP as a numbered list for a room announcement (``1. pm：立题与提纲``).
-
-    A step that declares products ends with ``→ outline.md``: the announcement is where the
-    employee learns which files the step must leave in the workspace.
-    """
-    zh = language.startswith("zh")
-    colon, sep, semi = ("：", "、", "；") if zh else (": ", ", ", "; ")
-    words = (
-        ("工具", "等待人工确认", "并行", "兜底")
-        if zh
-        else ("tools", "waits for human input", "in parallel", "fallback")
-    )
-    out = [f"SOP {ref}{colon}{goal}"]
-    for n, step in enumerate(steps, start=1):
-        who = sep.join(step.speakers)
-        if step.parallel:
-            who += f"（{words[2]}）" if zh else f" ({words[2]})"
-        notes = []
-        if step.tools:
-            notes.append(f"{words[0]}{colon}{', '.join(step.tools)}")
-        if step.waits_for_input:
-            notes.append(words[1])
-        if step.fallback:
-            notes.append(f"{words[3]}{colon}{step.fallback}")
-        tail = ""
-        if notes:
-            tail = f"（{semi.join(notes)}）" if zh else f" ({semi.join(notes)})"
-        if step.produces:
-            tail += f" → {', '.join(step.produces)}"
-        out.append(f"{n}. {who}{colon}{step.do}{tail}")
-    return "\n".join(out)
 
 
 def split_front_matter(text: str, path: Path) -> tuple[str, str, int]:
@@ -272,6 +240,21 @@ def load_sop_card(path: str | Path) -> SopCard:
     return validate(SopCard, data, file=path, lines=lines, error_cls=SopCardError)
 
 
+def _claimed_ids(path: Path, root: Path | None) -> list[str]:
+    """The SOP ids a card that does not load may be meant for: the id it declares, and its
+    folder's name (``tech_article/v2.md``: ``tech_article`` and ``tech-article``)."""
+    found: list[str] = []
+    try:
+        yaml_text, _, first = split_front_matter(read_text(path, SopCardError), path)
+        data, _ = load_yaml_text(yaml_text, file=path, error_cls=SopCardError, first_line=first)
+        if isinstance(data, dict) and isinstance(data.get("id"), str):
+            found.append(data["id"])
+    except InputError:
+        pass  # unreadable: the folder's name is all there is to go on
+    name = path.stem if path.parent == root else path.parent.name
+    return list(dict.fromkeys([*found, name, name.replace("_", "-")]))
+
+
 class SopLibrary:
     """All SOP cards under one folder (``**/*.md``; README files are skipped).
 
@@ -279,14 +262,30 @@ class SopLibrary:
     store replaces it later under the same method name.
     """
 
-    def __init__(self, folder: str | Path | None = None) -> None:
-        """Load every card under ``folder`` (a missing folder is an empty library)."""
+    def __init__(self, folder: str | Path | None = None, *, strict: bool = True) -> None:
+        """Load every card under ``folder`` (a missing folder is an empty library).
+
+        ``strict``: the first card that does not load raises. Otherwise its error is kept in
+        :attr:`problems` and raised only when its SOP is looked up, so one broken card does
+        not stop rooms that use other SOPs.
+        """
         self.folder = Path(folder) if folder is not None else None
         self._cards: dict[tuple[str, int], SopCard] = {}
+        self._broken: dict[str, InputError] = {}
+        self.problems: list[InputError] = []
+        """Errors of the cards that did not load (``strict=False``), in file order."""
         if self.folder is not None and self.folder.is_dir():
             for path in sorted(self.folder.rglob("*.md")):
-                if path.name.lower() != "readme.md":
+                if path.name.lower() == "readme.md":
+                    continue
+                try:
                     self.add(load_sop_card(path))
+                except InputError as exc:
+                    if strict:
+                        raise
+                    self.problems.append(exc)
+                    for sop_id in _claimed_ids(path, self.folder):
+                        self._broken.setdefault(sop_id, exc)
 
     def add(self, card: SopCard) -> None:
         """Add a card; a second card with the same id and version is a :class:`SopCardError`."""
@@ -353,6 +352,10 @@ class SopLibrary:
         return published[-1]
 
     def _require(self, sop_id: str) -> None:
+        broken = self._broken.get(sop_id)
+        if broken is not None:
+            # A version of it may be the best one: it must be fixed first.
+            raise broken.with_traceback(None)
         if sop_id not in self:
             known = self.ids()
             raise UnknownNameError(
@@ -368,7 +371,9 @@ __all__ = [
     "SopCard",
     "SopLibrary",
     "SopStep",
+    "StepLike",
     "has_front_matter",
     "load_sop_card",
+    "render_steps",
     "split_front_matter",
 ]

@@ -32,9 +32,27 @@ UNSAVED = Path("<unsaved>")
 """``source`` of a spec built in code rather than loaded from a file."""
 
 
+class _NumberTooLong(yaml.MarkedYAMLError):
+    """A number written with more digits than any spec field could want."""
+
+
 class _LineLoader(yaml.SafeLoader):
     """SafeLoader (plain data only). Loading composes the node tree first and keeps it, so
     :func:`load_yaml_text` can read each key's and item's line from its start mark."""
+
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> Any:
+        # Python refuses to turn over 4,300 decimal digits into a number (ValueError), and a
+        # hex number of any length would become one too big to print in an error message.
+        if len(str(node.value)) > MAX_DIGITS:
+            raise _NumberTooLong(
+                problem=f"a number written with {len(str(node.value)):,} characters "
+                f"(at most {MAX_DIGITS})",
+                problem_mark=node.start_mark,
+            )
+        return self.construct_yaml_int(node)
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:int", _LineLoader.construct_bounded_int)
 
 
 def field_name(path: Iterable[str | int]) -> str:
@@ -144,6 +162,11 @@ def load_yaml_text(
         loader = _LineLoader(text)  # the reader refuses NUL and control characters here
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
+    except _NumberTooLong as exc:
+        mark = exc.problem_mark
+        line = mark.line + first_line if mark is not None else first_line
+        fix = "spec numbers are small; quote the value if it is meant as text"
+        raise error_cls(str(exc.problem), file=file, line=line, fix=fix) from None
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, file, error_cls, first_line) from None
     except yaml.YAMLError as exc:
@@ -192,6 +215,8 @@ MAX_DEPTH = 64
 """Nesting levels a spec file may use."""
 MAX_VALUES = 100_000
 """Keys and items a spec file may hold once aliases are expanded."""
+MAX_DIGITS = 100
+"""Characters a number may be written with (each numeric field's range is far smaller)."""
 
 
 def _collect_lines(

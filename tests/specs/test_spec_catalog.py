@@ -120,8 +120,10 @@ def test_unknown_or_unpublished_sop_points_at_the_slot(project: Path) -> None:
 
 def test_duplicate_employee_ids_name_both_files(project: Path) -> None:
     _project(project, {"agents/zz.yaml": _card("bob", "x")})
+    catalog = Catalog.for_project(project)  # loading is tolerant: the error waits for a use
+    assert [p.file for p in catalog.problems] == [str(project / "agents" / "zz.yaml")]
     with pytest.raises(CardError) as caught:
-        Catalog.for_project(project)
+        catalog.employee("bob")
     assert caught.value.file == str(project / "agents" / "zz.yaml")
     assert "bob.yaml:1" in caught.value.message
 

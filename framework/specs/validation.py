@@ -1,0 +1,150 @@
+"""``staffroom validate``'s engine: every spec file under the given paths, every problem.
+
+Each file is checked on its own (YAML, fields, limits), then against its project: a scenario's
+participants, SOPs and sop template; an SOP card's speakers. Problems are collected, never
+raised, so one run lists all of them with their files and lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from framework.errors import CardError, InputError, ScenarioError
+
+from ._explain import did_you_mean
+from .catalog import Catalog
+from .employee import load_card
+from .models_file import MODELS_FILE, ModelRegistry
+from .project import AGENTS, SCENARIOS, SOPS, YAML_SUFFIXES, card_project, project_root
+from .scenario import load_scenario
+from .scenario_checks import card_speaker_problems
+from .sop_card import SopLibrary, has_front_matter, load_sop_card
+from .yaml_loader import load_yaml_file
+
+
+def validate_paths(paths: Iterable[str | Path], catalog: Catalog | None = None) -> list[InputError]:
+    """Check every spec file in ``paths`` (folders: recursively); return all problems found.
+
+    The kind of a file is read from its content: markdown with front matter is an SOP card,
+    YAML with ``participants`` a scenario, YAML with ``persona`` or ``role`` an employee card
+    (the folder name decides when the content cannot). Scenarios and SOP cards are
+    cross-checked against their own project (see :meth:`Catalog.for_scenario_file`), falling
+    back to ``catalog`` or, when None, to the project in the current folder.
+    """
+    checker = _Checker(catalog)
+    for path in _expand(paths):
+        checker.check(path)
+    return checker.problems
+
+
+def _expand(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
+    """``(file, named_explicitly)`` pairs, each file once, in a stable order."""
+    out: dict[Path, bool] = {}
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for found in sorted(path.rglob("*")):
+                if found.is_file() and found.suffix in (*YAML_SUFFIXES, ".md"):
+                    out.setdefault(found, False)
+        else:
+            out[path] = True
+    return list(out.items())
+
+
+class _Checker:
+    def __init__(self, catalog: Catalog | None) -> None:
+        self._fallback = catalog
+        self.problems: list[InputError] = []
+        self.sops: dict[Path | None, SopLibrary] = {}
+        self.projects: dict[tuple[str, Path], Catalog] = {}
+
+    @property
+    def fallback(self) -> Catalog:
+        if self._fallback is None:
+            self._fallback = Catalog.for_project(".")
+        return self._fallback
+
+    def add(self, error: InputError) -> None:
+        if all(str(error) != str(seen) for seen in self.problems):
+            self.problems.append(error)
+
+    def check(self, item: tuple[Path, bool]) -> None:
+        path, explicit = item
+        try:
+            if path.name == MODELS_FILE:
+                ModelRegistry.load(path)
+            elif path.suffix == ".md":
+                self._sop(path, explicit)
+            elif path.suffix in YAML_SUFFIXES or explicit:
+                self._yaml(path)
+        except InputError as exc:
+            self.add(exc)
+
+    def _sop(self, path: Path, explicit: bool) -> None:
+        in_library = any(part.name == SOPS for part in path.parents)
+        if path.name.lower() == "readme.md" and not explicit:
+            return
+        # Other markdown (notes, docs) is not ours unless it sits in a library or was named.
+        if not (has_front_matter(path) or explicit or in_library):
+            return
+        card = load_sop_card(path)
+        library_root = next((p for p in path.parents if p.name == SOPS), None)
+        self.sops.setdefault(library_root, SopLibrary()).add(card)
+        project = self._project("card", card_project(path), path)
+        for problem in card_speaker_problems(project, card):
+            self.add(problem)
+
+    def _yaml(self, path: Path) -> None:
+        kind = _kind_of(path)
+        if kind == "scenario":
+            scenario = load_scenario(path)
+            project = self._project("scenario", project_root(path), path)
+            for problem in project.scenario_problems(scenario):
+                self.add(problem)
+        elif kind == "employee":
+            load_card(path)
+        else:
+            raise InputError(
+                "cannot tell what this file is",
+                file=path,
+                line=1,
+                fix="a scenario has `participants:`, an employee card `role:` and `persona:`; "
+                f"or put the file in a {SCENARIOS}/ or {AGENTS}/ folder",
+            )
+
+    def _project(self, kind: str, root: Path, path: Path) -> Catalog:
+        key = (kind, root.resolve())
+        if key not in self.projects:
+            build = Catalog.for_scenario_file if kind == "scenario" else Catalog.for_card_file
+            self.projects[key] = build(path, fallback=self.fallback)
+        return self.projects[key]
+
+
+_SCENARIO_KEYS = ("participants", "announcement")
+_CARD_KEYS = ("persona", "role", "display_name")
+
+
+def _kind_of(path: Path) -> str | None:
+    error_cls: type[InputError] = {SCENARIOS: ScenarioError, AGENTS: CardError}.get(
+        path.parent.name, InputError
+    )
+    data: Any
+    try:
+        data, _ = load_yaml_file(path, error_cls=error_cls)
+    except InputError:
+        if error_cls is InputError:
+            raise
+        data = None  # the typed loader below reports the syntax error with its own class
+    if isinstance(data, dict):
+        # Near matches count too, so a misspelt key still gets the right, more precise error.
+        keys = [str(key)[:100] for key in data]
+        if any(did_you_mean(name, keys) for name in _SCENARIO_KEYS):
+            return "scenario"
+        if any(did_you_mean(name, keys) for name in _CARD_KEYS):
+            return "employee"
+    return {SCENARIOS: "scenario", AGENTS: "employee"}.get(path.parent.name)
+
+
+__all__ = ["validate_paths"]
