@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from framework.errors import InputError
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
 
@@ -46,7 +47,9 @@ class Settings(BaseModel):
     durability: Literal["turn", "event", "none"] = "turn"
     """When history is fsynced: once per employee turn (default), per event, or never."""
     lock: Literal["flock", "filelock"] = "flock"
-    """Inter-process lock for JSONL appends (see benchmarks/README.md for the numbers)."""
+    """Inter-process lock for JSONL appends (see benchmarks/README.md for the numbers);
+    ``$STAFFROOM_LOCK``. Every writer of one log must use the same kind: the first records it
+    next to the log, a writer of the other kind is refused."""
     max_tool_rounds: int = 4
     """Model calls per turn before the tool loop is cut off."""
     run_lock_timeout: float = 60.0
@@ -62,10 +65,11 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT`` and ``STAFFROOM_MODEL``.
+        """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT``, ``STAFFROOM_MODEL`` and
+        ``STAFFROOM_LOCK``.
 
         ``STAFFROOM_MODEL`` is the environment form of ``--model``: it overrides every
-        employee's model (a bad value is an :class:`~framework.errors.InputError`).
+        employee's model. A bad value of either is an :class:`~framework.errors.InputError`.
         """
         values: dict[str, object] = {}
         if home := os.environ.get("STAFFROOM_HOME"):
@@ -74,5 +78,13 @@ class Settings(BaseModel):
             values["project_dir"] = Path(project)
         if model := os.environ.get("STAFFROOM_MODEL"):
             values["model_override"] = parse_model_option(model, where="STAFFROOM_MODEL")
+        if lock := os.environ.get("STAFFROOM_LOCK"):
+            if lock not in ("flock", "filelock"):
+                raise InputError(
+                    f"unknown lock kind {lock!r}",
+                    field="STAFFROOM_LOCK",
+                    fix="set it to flock (the default) or filelock, as the data folder's logs use",
+                )
+            values["lock"] = lock
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)

@@ -17,12 +17,20 @@ Format (what :meth:`MemoryFile.render` writes; one entry per line)::
 People edit this file by hand, so reading is lenient: anything odd is read as well as possible
 and reported in :attr:`MemoryDoc.warnings`; the next write stores the cleaned-up form. Writes
 hold an inter-process lock around read-modify-write and replace the file atomically.
+
+Nothing is ever rewritten lossily: a file that is not UTF-8 (saved as GBK, say) is read with
+U+FFFD in place of what does not decode, but every write to it is refused
+(:attr:`MemoryDoc.write_refusal`, an :class:`~framework.errors.InputError` naming the file and
+the ``iconv`` that converts it) and its bytes stay as they are. A MEMORY.md that cannot be
+read at all (a folder, no permission) is an ``InputError`` too: a person must fix it.
 """
 
 from __future__ import annotations
 
 import heapq
 import os
+import shlex
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -65,6 +73,9 @@ class MemoryDoc:
 
     sections: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in SECTION_IDS})
     warnings: list[str] = field(default_factory=list)
+    write_refusal: InputError | None = None
+    """Why every write to this file is refused (it is not UTF-8: a rewrite would lose what
+    did not decode); None when it may be written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,14 +124,64 @@ class MemoryFile:
             self._aliases.update({normalize(title): sid for sid, title in names.items()})
 
     def read(self) -> MemoryDoc:
-        """Parse the file; a missing file is empty. Raises only :class:`StorageError`."""
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+        """Parse the file; a missing file is empty.
+
+        Raises :class:`InputError` for a file a person must fix (a folder, not readable) and
+        :class:`StorageError` when the disk fails. A file that is not UTF-8 is read (with
+        U+FFFD) and carries its :attr:`MemoryDoc.write_refusal`.
+        """
+        data = self._load()
+        if data is None:
             return MemoryDoc()
+        doc = self._parse(data)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            doc.write_refusal = self._not_utf8(data, exc)
+        return doc
+
+    def _load(self) -> bytes | None:
+        """The file's bytes; None when there is no file."""
+        moved = "move it away; the employee then starts a new MEMORY.md"
+        try:
+            # A folder or a FIFO in its place must be named, not read (a FIFO would block).
+            if stat.S_ISDIR(mode := self.path.stat().st_mode):
+                raise self._unreadable("is a folder, not a file", moved)
+            if not stat.S_ISREG(mode):
+                raise self._unreadable("is not a regular file", moved)
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except PermissionError as exc:
+            how = f"let the user running Staffroom read and write it: chmod u+rw {self._quoted}"
+            raise self._unreadable("cannot be read (permission denied)", how) from exc
         except OSError as exc:
             raise StorageError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
-        return self._parse(data)
+
+    @property
+    def _quoted(self) -> str:
+        return shlex.quote(str(self.path))
+
+    def _unreadable(self, what: str, fix: str) -> InputError:
+        return InputError(
+            f"this MEMORY.md {what}; it is left out of prompts and memory writes are refused",
+            file=self.path,
+            fix=fix,
+        )
+
+    def _not_utf8(self, data: bytes, exc: UnicodeDecodeError) -> InputError:
+        line = data.count(b"\n", 0, exc.start) + 1
+        # GBK is what people here save by mistake; name it when the bytes fit it.
+        source = "GBK" if _decodes(data, "gbk") else "<its encoding>"
+        tmp = shlex.quote(f"{self.path}.utf8")
+        return InputError(
+            f"this MEMORY.md is not UTF-8 ({exc.reason} at byte {exc.start}, line {line}); "
+            "rewriting it would lose what does not decode, so memory writes to it are refused "
+            "(the file is never changed)",
+            file=self.path,
+            fix=f"convert it to UTF-8: iconv -f {source} -t UTF-8 {self._quoted} > {tmp} && "
+            f"mv {tmp} {self._quoted}",
+        )
 
     def _parse(self, data: bytes) -> MemoryDoc:
         doc, warn = MemoryDoc(), []
@@ -250,6 +311,8 @@ class MemoryFile:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock:
                 doc = self.read()
+                if doc.write_refusal is not None:
+                    raise doc.write_refusal
                 before = {s: list(entries) for s, entries in doc.sections.items()}
                 change = apply(doc.sections[sid])
                 if change.action == "unchanged":
@@ -304,3 +367,11 @@ class MemoryFile:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+def _decodes(data: bytes, encoding: str) -> bool:
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True

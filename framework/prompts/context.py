@@ -6,12 +6,17 @@ session runs (the last messages are read from the end of the log, not the whole 
 
 from __future__ import annotations
 
+import hashlib
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.config import get_stream_writer
 
+from framework.errors import InputError, StaffroomError
 from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
 from framework.memory.statements import preferred_language
@@ -54,6 +59,17 @@ def recent_messages(events: list[Event], employee: str, limit: int) -> list[Base
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryProblem:
+    """A MEMORY.md that could not enter the prompt as it is; the turn goes on without it."""
+
+    user: str
+    path: Path
+    used: str
+    """What the prompt got instead, e.g. ``left out of pm's prompt``."""
+    error: StaffroomError
+
+
+@dataclass(frozen=True, slots=True)
 class Remembered:
     """What the employee remembers for this turn: MEMORY.md per person, and HISTORY.md."""
 
@@ -62,7 +78,10 @@ class Remembered:
     memories: dict[str, MemoryDoc] = field(default_factory=dict)
     history: str = ""
     said: str = ""
-    """The person's message this turn answers ("" when the latest message is not a person's)."""
+    """The person's message this turn answers ("" when the latest message is not a person's,
+    or when that person's MEMORY.md refuses writes: the statement rule could not store it)."""
+    problems: list[MemoryProblem] = field(default_factory=list)
+    """MEMORY.md files left out or read with U+FFFD (see :func:`report_memory_problems`)."""
 
 
 def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
@@ -79,20 +98,79 @@ def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
     # A room shows a person's memory whole only when that person is the only one there;
     # with others present, only the sections the person chose to share (none by default).
     alone = deps.key.channel == Channel.DM or set(humans) | set(speakers) == set(users[:1])
-    memories = {user: _visible(deps, employee, user, alone=alone) for user in users}
+    memories: dict[str, MemoryDoc] = {}
+    problems: list[MemoryProblem] = []
+    for user in users:
+        memories[user] = _visible(deps, employee, user, alone=alone, problems=problems)
     history = deps.memory.history(deps.key).recent(deps.settings.history_budget)
     latest = next((e for e in reversed(events) if e.kind == EventKind.MESSAGE), None)
     said = latest.text if latest is not None and latest.meta.get("human") else ""
-    return Remembered(users, memories, history, said)
+    if any(problem.user == users[0] for problem in problems):
+        said = ""  # the statement rule would write into a MEMORY.md that refuses writes
+    return Remembered(users, memories, history, said, problems)
 
 
-def _visible(deps: RoomDeps, employee: str, user: str, *, alone: bool) -> MemoryDoc:
-    doc = deps.memory.memory(employee, user).read()
+def _visible(
+    deps: RoomDeps, employee: str, user: str, *, alone: bool, problems: list[MemoryProblem]
+) -> MemoryDoc:
+    """What of ``user``'s MEMORY.md this prompt may show; a broken file never stops a turn."""
+    memory = deps.memory.memory(employee, user)
+    try:
+        doc = memory.read()
+    except StaffroomError as exc:  # a folder, no permission, a failing disk
+        problems.append(MemoryProblem(user, memory.path, f"left out of {employee}'s prompt", exc))
+        return MemoryDoc()
+    if doc.write_refusal is not None:  # not UTF-8: shown as read, never written back
+        used = f"read with U+FFFD for {employee}'s prompt"
+        problems.append(MemoryProblem(user, memory.path, used, doc.write_refusal))
     if alone:
         return doc
     shared = deps.memory.shared_sections(employee, user)
     sections = {sid: (entries if sid in shared else []) for sid, entries in doc.sections.items()}
-    return MemoryDoc(sections, doc.warnings)
+    return MemoryDoc(sections, doc.warnings, doc.write_refusal)
+
+
+def report_memory_problems(
+    deps: RoomDeps, problems: list[MemoryProblem], *, answering: str = ""
+) -> None:
+    """Record each broken MEMORY.md as a ``fallback`` event, shown live when in a graph run.
+
+    ``answering`` is the id of the person's message being answered: the event id hashes it
+    with the problem and the file's state, so each message a person posts hears of the
+    problem once, not every turn of a room's SOP, and a re-run turn says nothing twice.
+    """
+    if not problems:
+        return
+    writer = _live_writer()
+    for problem in problems:
+        exc = problem.error
+        reason = f"{exc.file}: {exc.message}" if isinstance(exc, InputError) else str(exc)
+        if isinstance(exc, InputError) and exc.fix:
+            reason += f"; fix: {exc.fix}"
+        try:
+            st = os.stat(problem.path)
+            state = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+        except OSError:
+            state = ""
+        said = f"{answering}\n{problem.path}\n{reason}\n{state}"
+        digest = hashlib.sha256(said.encode()).hexdigest()
+        content = {"what": "memory", "used": problem.used, "reason": reason}
+        deps.emit(
+            writer,
+            EventKind.FALLBACK,
+            "system",
+            content,
+            id=f"memory-{digest[:16]}",
+            meta={"user": problem.user, "file": str(problem.path)},
+        )
+
+
+def _live_writer() -> Callable[[Any], None]:
+    """The running graph node's stream writer, so the caller sees the event as it happens."""
+    try:
+        return get_stream_writer()
+    except (RuntimeError, KeyError):  # outside a graph run (a test, a tool): logged only
+        return lambda _event: None
 
 
 def system_prompt(
@@ -201,10 +279,11 @@ def build_messages(
         for i, e in enumerate(recent_events(events, settings.recent_turns), start=1)
     }
     remembered = remember(deps, employee, events)
-    last_human = next(
-        (e.text for e in reversed(events) if e.kind == EventKind.MESSAGE and e.meta.get("human")),
-        "",
+    human = next(
+        (e for e in reversed(events) if e.kind == EventKind.MESSAGE and e.meta.get("human")), None
     )
+    report_memory_problems(deps, remembered.problems, answering=human.id if human else "")
+    last_human = human.text if human else ""
     current = remembered.memories.get(remembered.users[0]) if remembered.users else None
     preferences = current.sections.get("preferences", []) if current else []
     # People set the language: a stated preference, else their last message, else the
@@ -227,7 +306,9 @@ def build_messages(
     prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
     trimmed = _fit_history(prompt, remembered.history, budget.system)
     if trimmed is not None:
-        remembered = Remembered(remembered.users, remembered.memories, trimmed, remembered.said)
+        remembered = Remembered(
+            remembered.users, remembered.memories, trimmed, remembered.said, remembered.problems
+        )
         prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
     messages = [attach_brief(SystemMessage(content=prompt), brief), *history]
     return fit_messages(messages, budget, pointers), remembered

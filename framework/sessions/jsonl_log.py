@@ -1,8 +1,9 @@
 """A session's history: an append-only JSONL file, one :class:`Event` per line.
 
 Several processes (a CLI, a server, a benchmark) may append to one file at once. Each append
-holds an inter-process lock, skips ids already in the file, and issues one ``os.write`` of
-whole lines on an ``O_APPEND`` descriptor, so lines never interleave.
+holds an inter-process lock (``log_lock.py``: every writer of a file must use the same kind),
+skips ids already in the file, and issues one ``os.write`` of whole lines on an ``O_APPEND``
+descriptor, so lines never interleave.
 
 The API is synchronous on purpose: an append takes microseconds (lock, ``lseek``, one
 ``write``, unlock), while handing it to a thread from async code costs more than the write.
@@ -22,11 +23,10 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import FileLock
-
 from framework.errors import JsonlError, StorageError
 from framework.sessions.events import Event, utc_now
 from framework.sessions.id_index import block_keys, id_key, plain_keys
+from framework.sessions.log_lock import LockKind, LogLock, flock_wait
 
 try:
     import fcntl
@@ -37,14 +37,10 @@ __all__ = ["Durability", "JsonlLog", "LockKind"]
 
 Durability = Literal["turn", "event", "none"]
 """When appends reach the disk: at ``sync()`` (end of turn), inside every append, or never."""
-LockKind = Literal["flock", "filelock"]
-"""``flock`` on the data file's descriptor, or ``filelock.FileLock`` on ``<path>.lock``."""
 
 # A replaced file (save-by-rename) shows as a link count of 0 in fstat; in a burst of appends
 # that check runs at most this often, and lseek (a third of fstat's cost) gives the size.
 _RECHECK = 0.05
-_BUSY_TRIES, _YIELD_TRIES = 5, 200  # flock: tries before yielding the CPU, before blocking
-_FILELOCK_POLL = 0.0001  # filelock sleeps between tries; its 50 ms default dwarfs an append
 _BLOCK, _INDEX_CHUNK = 64 * 1024, 1024 * 1024  # tail()'s first window; the index's read step
 _MALFORMED_FIX = "the raw line is kept in the file; fix or delete it by hand"
 
@@ -55,7 +51,8 @@ _live_logs: weakref.WeakSet[JsonlLog] = weakref.WeakSet()
 
 def _after_fork_in_child() -> None:
     for log in list(_live_logs):  # (a thread that is gone may have held the thread lock)
-        log._thread_lock, log._file_lock = threading.Lock(), None
+        log._thread_lock = threading.Lock()
+        log._process_lock.forget_after_fork()
         log._forget()
 
 
@@ -78,11 +75,12 @@ class JsonlLog:
             raise ValueError(f"unknown durability {durability!r} or lock {lock!r}")
         self.path = Path(path)
         self.durability: Durability = durability
-        self.lock: LockKind = lock if fcntl is not None else "filelock"
+        self._process_lock = LogLock(self.path, lock)
+        self.lock: LockKind = self._process_lock.kind
         self.problems: list[JsonlError] = []
         self.torn_tail_bytes = 0
         self._fd: int | None = None
-        self._file_lock: FileLock | None = None
+        self._claimed = False  # the marker was seen to name our lock kind since opening
         # flock excludes other open file descriptions, not other threads sharing ours.
         self._thread_lock = threading.Lock()
         self._ids: set[bytes] = set()  # raw JSON text of the ids in the first _indexed bytes
@@ -105,7 +103,7 @@ class JsonlLog:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                _flock_wait(fd)
+                flock_wait(fd)
             try:
                 size, end = os.lseek(fd, 0, os.SEEK_END), self._indexed
                 new: list[bytes] = []
@@ -152,7 +150,11 @@ class JsonlLog:
             self._forget()
 
     def has(self, event_id: str) -> bool:
-        """Whether an event with this id is in the file (other processes' lines included)."""
+        """Whether an event with this id is in the file (other processes' lines included).
+
+        Writers ask this before they write, so like an append it raises
+        :class:`~framework.errors.StorageError` when the log is pinned to the other lock kind.
+        """
         with self._thread_lock:
             if self._fd is None and not self.path.exists():
                 return False
@@ -258,15 +260,16 @@ class JsonlLog:
         return flags
 
     def _lock_checked(self) -> tuple[int, int]:
-        """Lock the file that is at ``path`` now (reopening a replaced one); fd and size."""
+        """Lock the file that is at ``path`` now (reopening a replaced one); fd and size.
+
+        The log's lock kind is recorded (or checked) before the file is even created, so a
+        writer of the other kind writes nothing.
+        """
         while True:
+            if not self._claimed:
+                self._claimed = self._process_lock.claim(record=True)
             fd = self._open(create=True)
-            if self.lock == "flock":
-                _flock_wait(fd)
-            else:
-                if self._file_lock is None:
-                    self._file_lock = FileLock(f"{self.path}.lock")
-                self._file_lock.acquire(poll_interval=_FILELOCK_POLL)
+            self._process_lock.acquire(fd)
             st = os.fstat(fd)
             if st.st_nlink > 0:
                 self._checked = time.monotonic()
@@ -277,13 +280,12 @@ class JsonlLog:
             self._forget()
 
     def _end(self, fd: int) -> None:
-        if self.lock == "flock":
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        elif self._file_lock is not None:
-            self._file_lock.release()
+        self._process_lock.release(fd)
 
     def _open(self, *, create: bool) -> int:
         if self._fd is None:
+            if not self._claimed:  # has(): refuse a process set to the other kind early
+                self._claimed = self._process_lock.claim(record=False)
             flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | create * os.O_CREAT
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -297,7 +299,7 @@ class JsonlLog:
         if self._fd is not None:
             with suppress(OSError):
                 os.close(self._fd)
-        self._fd, self._indexed, self._checked = None, 0, -_RECHECK
+        self._fd, self._indexed, self._checked, self._claimed = None, 0, -_RECHECK, False
         self._ids.clear()
 
     def _write(self, fd: int, data: bytes) -> None:
@@ -380,18 +382,3 @@ class JsonlLog:
             raise error
         self.problems.append(error)
         return None
-
-
-def _flock_wait(fd: int) -> None:
-    """``flock(LOCK_EX)``, but retry, then yield the CPU, before sleeping in the kernel.
-
-    An append holds the lock for microseconds, a sleep in flock costs a wake-up per hand-over:
-    8 writers on 2 cores ran a bare flock+write loop at 0.35x unlocked blocking, 0.6x so."""
-    for attempt in range(_YIELD_TRIES):
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if attempt >= _BUSY_TRIES:
-                os.sched_yield()
-    fcntl.flock(fd, fcntl.LOCK_EX)  # held for long (a stopped process?): sleep until free

@@ -238,7 +238,13 @@ def test_lenient_read_of_a_hand_edited_file(tmp_path: Path) -> None:
         "line 8: title 'preferences' read as preferences",
     ]:
         assert any(expected in warning for warning in doc.warnings), expected
-    # the next write stores the cleaned-up form
+    # A write would lose the bytes that are not UTF-8: refused, the file left as it is.
+    raw = path.read_bytes()
+    with pytest.raises(InputError, match="not UTF-8"):
+        MemoryFile(path).add("project", "code name: staffroom")
+    assert path.read_bytes() == raw
+    # Once they are fixed, the next write stores the cleaned-up form.
+    path.write_bytes(raw.replace(b"\xff\xfe", b""))
     MemoryFile(path).add("project", "code name: staffroom")
     assert MemoryFile(path).read().warnings == []
 

@@ -34,7 +34,10 @@ async def consolidate(settings: Settings, session: str, force: bool, console: Co
         )
         console.print(f"summarised by: {escape(report.summarised_by)}")
         for refused in report.refused_facts:
-            console.print(f"[yellow]not stored (MEMORY.md is full): {escape(refused)}[/]")
+            # Full, or refusing writes (not UTF-8, a folder): `staffroom memory` says which.
+            console.print(
+                f"[yellow]not stored (MEMORY.md is full or refuses writes): {escape(refused)}[/]"
+            )
         # One line per distinct reason: a server that is down fails every batch alike.
         for reason in dict.fromkeys(report.fallbacks):
             count = report.fallbacks.count(reason)
@@ -52,16 +55,23 @@ async def consolidate(settings: Settings, session: str, force: bool, console: Co
 
 
 def show_memory(settings: Settings, employee: str, user: str, console: Console) -> int:
-    """Print one MEMORY.md and anything odd about it."""
+    """Print one MEMORY.md and anything odd about it.
+
+    A MEMORY.md that cannot be read (a folder, no permission) raises
+    :class:`~framework.errors.InputError`: the CLI prints it with its fix and exits 2.
+    """
     memory = MemoryStore(settings).memory(employee, user)
     doc = memory.read()
     if not memory.path.exists():
         console.print(f"no memory yet: {memory.path}")
         return 0
-    console.print(f"[bold]{memory.path}[/] ({len(memory.text())}/{memory.cap} characters)")
+    console.print(f"[bold]{memory.path}[/] ({len(memory.render(doc))}/{memory.cap} characters)")
     console.print(memory.render(doc), markup=False, highlight=False)
     for warning in doc.warnings:
         console.print(f"[yellow]warning: {escape(warning)}[/]")
+    if doc.write_refusal is not None:  # shown above as read; say why it stays unwritten
+        refusal = escape(doc.write_refusal.render())
+        console.print(f"[bold yellow]writes refused:[/] {refusal}", highlight=False)
     store = MemoryStore(settings)
     shared = sorted(store.shared_sections(employee, user))
     console.print(
