@@ -196,6 +196,15 @@ def _script_lines(path: Path) -> list[str]:
     return [ln.split(":", 1)[1].strip() for ln in lines if ln.strip() and not ln.startswith("#")]
 
 
+def _slow_text() -> str:
+    # A slow simulator, so a kill or a deletion lands inside a turn.
+    slow = with_line(
+        "max_turns: 30",
+        "max_turns: 30\n  model:\n    provider: simulated\n    options: {delay: 0.2}",
+    )
+    return slow.replace("id: tech-article", "id: slow")
+
+
 @case("kill-and-resume with a script (trials)", "each line stored once, every run ends")
 def _kill_resume(work: Path) -> Verdict:
     script = work / "lines.txt"
@@ -203,11 +212,7 @@ def _kill_resume(work: Path) -> Verdict:
         "author: 方向没问题，继续。\nauthor: @designer 图再简洁一点\nauthor: @pm 收尾\n",
         encoding="utf-8",
     )
-    slow = with_line(
-        "max_turns: 30",
-        "max_turns: 30\n  model:\n    provider: simulated\n    options: {delay: 0.2}",
-    )
-    path = scenario(work, "slow", slow.replace("id: tech-article", "id: slow"))
+    path = scenario(work, "slow", _slow_text())
     env = {
         **os.environ,
         "STAFFROOM_HOME": str(work / "data"),
@@ -269,6 +274,29 @@ def _ckpt_deleted(work: Path) -> Verdict:
     return ran[0] and entries == 1, f"{ran[1][:70]} | entries={entries}"
 
 
+@case("checkpoints.sqlite deleted mid-run", "refused after; one SOP run, one outcome")
+def _ckpt_deleted_mid_run(work: Path) -> Verdict:
+    path = scenario(work, "slow", _slow_text())
+    env = {
+        **os.environ,
+        "STAFFROOM_HOME": str(work / "data"),
+        "STAFFROOM_PROJECT": str(work / "proj"),
+    }
+    cmd = [sys.executable, "-m", "framework", "run", str(path), "--room", "m1"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    time.sleep(2.0)
+    for p in (work / "data").glob("checkpoints.sqlite*"):
+        p.unlink()
+    proc.wait(timeout=120)
+    again = clear_error(run(work, "run", str(path), "--room", "m1", "--script", str(SCRIPT)))
+    fixed = works(run(work, "doctor", "--repair"))
+    done = works(run(work, "run", str(path), "--room", "m1", "--script", str(SCRIPT)))
+    kinds = log_kinds(work, "room:m1")
+    ok = again[0] and fixed[0] and done[0] and kinds["outcome"] == 1 and kinds["plan"] <= 2
+    steps = kinds["sop_step"]
+    return ok, f"{again[1][:40]} | outcomes={kinds['outcome']} sop_steps={steps}"
+
+
 @case("session log emptied under its checkpoint", "refused; names the log")
 def _log_emptied(work: Path) -> Verdict:
     waiting(work)
@@ -308,10 +336,20 @@ def _gbk(work: Path) -> Verdict:
     path.parent.mkdir(parents=True)
     raw = "§ 关键事实\n- 喜欢简洁\n".encode("gbk")
     path.write_bytes(raw)
-    ran = api(work, 'staff.memory.memory("pm", "alice").add("facts", "new fact")')
-    return clear_error(ran, "utf-8")[0] and path.read_bytes() == raw, (
-        f"exit {ran.rc}, unchanged={path.read_bytes() == raw}: {ran.err.strip()[-70:]}"
+    ran = api(
+        work,
+        """
+from framework.errors import StaffroomError
+try:
+    staff.memory.memory("pm", "alice").add("facts", "new fact")
+    print("WRITTEN")
+except StaffroomError as exc:
+    print("REFUSED", exc)
+""",
     )
+    unchanged = path.read_bytes() == raw
+    ok = "REFUSED" in ran.out and "iconv" in ran.out and unchanged and not ran.traceback
+    return ok, f"unchanged={unchanged}: {ran.out.strip()[:80]}"
 
 
 @case("MEMORY.md as a directory, then a DM", "the DM is answered; problem shown")

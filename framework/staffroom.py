@@ -47,10 +47,11 @@ from framework.sop.library_io import import_library
 from framework.sop.service import SopService
 from framework.specs.catalog import Catalog, project_root
 from framework.specs.employee import EmployeeCard
+from framework.specs.limits import MAX_TEXT_CHARS
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario
-from framework.specs.sop_card import render_steps
+from framework.specs.sop_text import render_steps
 
 
 class Staffroom:
@@ -205,7 +206,15 @@ class Staffroom:
                 blocks.append(render_steps(v.ref, v.goal, v.steps))
         if not blocks:
             return ""
-        return "推荐做法 / Recommended practice (published SOPs):\n" + "\n\n".join(blocks)
+        head = "推荐做法 / Recommended practice (published SOPs):"
+        # Sent in every prompt: whole SOPs up to the text cap, then a pointer to the rest.
+        kept: list[str] = []
+        for block in blocks:
+            if len(head) + sum(len(b) + 2 for b in [*kept, block]) > MAX_TEXT_CHARS - 100:
+                kept.append(f"… {len(blocks) - len(kept)} more: staffroom sop list")
+                break
+            kept.append(block)
+        return head + "\n" + "\n\n".join(kept)
 
     async def session(self, key: str) -> Room:
         """Reopen an existing session by key (``room:<id>`` or ``dm:<user>@<employee>``)."""
