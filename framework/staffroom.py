@@ -159,9 +159,15 @@ class Staffroom:
         key = SessionKey(Channel.ROOM, room_id)
         spec = scenario if isinstance(scenario, Scenario) else self.catalog.scenario(scenario)
         catalog = self._catalog_for(spec)
+        problems = dict(self.sops.library_problems)
         if catalog.sop_dir is not None and catalog.sop_dir != self.catalog.sop_dir:
-            await import_library(self.sops.store, catalog.sop_dir)  # a user project's own SOPs
+            # A user project's own SOPs.
+            own = await import_library(self.sops.store, catalog.sop_dir, strict=False)
+            problems.update(own.problems)
         catalog.check_scenario(spec)  # before the lookups: errors name the scenario's lines
+        for sop_id in spec.referenced_sop_ids():
+            if (problem := problems.get(sop_id)) is not None:
+                raise problem.with_traceback(None)  # its card is broken: never run on a stale one
         versions = {sop_id: await self.sops.best(sop_id) for sop_id in spec.referenced_sop_ids()}
         extra = await self.recommendations(f"scenario:{spec.id}", exclude=list(versions))
         return self._room(key, compile_plan(spec, catalog, versions, recommended=extra))

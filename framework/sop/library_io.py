@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from framework.errors import SopCardError
+from framework.errors import InputError, SopCardError
 from framework.specs.sop_card import SopCard, SopLibrary, load_sop_card
 
 from .model import Approval, ChangeLogEntry, SopVersion, Status, Step
@@ -44,6 +44,8 @@ class ImportReport:
     """Known versions whose card moved the status forward or added approvals."""
     skipped: list[str] = field(default_factory=list)
     """Known versions the card had nothing new for."""
+    problems: dict[str, InputError] = field(default_factory=dict)
+    """SOP id -> why a card of it was not imported (only with ``strict=False``)."""
 
     @property
     def changed(self) -> bool:
@@ -113,7 +115,9 @@ def version_to_card_text(v: SopVersion) -> str:
     return "\n".join(out) + "\n" + (f"{text}\n" if text else "")
 
 
-async def import_library(store: SopStore, folder: str | Path) -> ImportReport:
+async def import_library(
+    store: SopStore, folder: str | Path, *, strict: bool = True
+) -> ImportReport:
     """Import every card under ``folder`` (a missing folder imports nothing).
 
     Idempotent: a version already stored with the same procedure is skipped. A card whose
@@ -124,38 +128,51 @@ async def import_library(store: SopStore, folder: str | Path) -> ImportReport:
     version deprecated by its metrics) is never moved back.
     """
     report = ImportReport()
-    for card in SopLibrary(folder):  # validates every card first, sorted by id and version
-        version = card_to_version(card)
-        known = {v.version: v for v in await store.versions(card.id)}
-        stored = known.get(card.version)
-        added_products = False
-        if stored is not None and _adds_products_only(stored, version):
-            # A data folder made before cards declared products (the shipped card gained
-            # them): refusing it would stop every room at start.
-            stored, added_products = await store.add_products(version), True
-        if stored is not None and not same_content(stored, version):
-            raise SopCardError(
-                f"SOP {card.ref} is already stored with different content",
-                file=card.source,
-                line=card.line_of("version"),
-                field="version",
-                fix=f"versions are immutable: save the change as a new card with "
-                f"version: {await store.next_version(card.id)}",
-            )
-        if stored is None:
-            try:
-                await store.add_version(version)
-            except SopCardError as exc:  # a gap in the numbers, or another process won a race
-                line = card.line_of("version")
-                raise SopCardError(
-                    exc.message, file=card.source, line=line, field="version", fix=exc.fix
-                ) from exc
-            report.added.append(card.ref)
-        elif await _advance(store, stored, version, card.source) or added_products:
-            report.updated.append(card.ref)
-        else:
-            report.skipped.append(card.ref)
+    library = SopLibrary(folder, strict=strict)  # validates every card, sorted by id, version
+    report.problems.update(library.broken())
+    for card in library:
+        if card.id in report.problems:
+            continue  # a later version of it is broken: import none until it is fixed
+        try:
+            await _import_card(store, card, report)
+        except SopCardError as exc:
+            if strict:
+                raise
+            report.problems.setdefault(card.id, exc)
     return report
+
+
+async def _import_card(store: SopStore, card: SopCard, report: ImportReport) -> None:
+    version = card_to_version(card)
+    known = {v.version: v for v in await store.versions(card.id)}
+    stored = known.get(card.version)
+    added_products = False
+    if stored is not None and _adds_products_only(stored, version):
+        # A data folder made before cards declared products (the shipped card gained
+        # them): refusing it would stop every room at start.
+        stored, added_products = await store.add_products(version), True
+    if stored is not None and not same_content(stored, version):
+        raise SopCardError(
+            f"SOP {card.ref} is already stored with different content",
+            file=card.source,
+            line=card.line_of("version"),
+            field="version",
+            fix=f"versions are immutable: save the change as a new card with "
+            f"version: {await store.next_version(card.id)}",
+        )
+    if stored is None:
+        try:
+            await store.add_version(version)
+        except SopCardError as exc:  # a gap in the numbers, or another process won a race
+            line = card.line_of("version")
+            raise SopCardError(
+                exc.message, file=card.source, line=line, field="version", fix=exc.fix
+            ) from exc
+        report.added.append(card.ref)
+    elif await _advance(store, stored, version, card.source) or added_products:
+        report.updated.append(card.ref)
+    else:
+        report.skipped.append(card.ref)
 
 
 async def export_library(store: SopStore, folder: str | Path) -> list[Path]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from framework.errors import UnknownNameError
+from framework.errors import InputError, UnknownNameError
 from framework.sessions.events import utc_now
 from framework.sop.edits import EditOp, apply_edits
 from framework.sop.library_io import import_library
@@ -46,18 +46,24 @@ class SopService:
     def __init__(self, store: SopStore, policy: ScoringPolicy | None = None) -> None:
         self.store = store
         self.policy = policy or ScoringPolicy()
+        self.library_problems: dict[str, InputError] = {}
+        """SOP id -> why a card of it in ``sop_library/`` was not imported. A room that uses
+        that SOP raises it; everything else runs (one broken card stops only its users)."""
 
     @classmethod
     async def open(cls, path: Path, library: Path | None = None) -> SopService:
         """Open the store at ``path`` and import the SOP cards under ``library`` (idempotent)."""
         store = await SopStore.open(path)
+        problems: dict[str, InputError] = {}
         if library is not None and library.is_dir():
             try:
-                await import_library(store, library)
+                problems = (await import_library(store, library, strict=False)).problems
             except BaseException:
                 await store.close()  # else its worker thread keeps the process alive
                 raise
-        return cls(store)
+        service = cls(store)
+        service.library_problems = problems
+        return service
 
     async def close(self) -> None:
         """Close the store."""

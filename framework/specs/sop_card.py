@@ -303,6 +303,10 @@ class SopLibrary:
             )
         self._cards[key] = card
 
+    def broken(self) -> dict[str, InputError]:
+        """SOP id -> the error of a card meant for it that did not load (``strict=False``)."""
+        return dict(self._broken)
+
     def __iter__(self) -> Iterator[SopCard]:
         return iter(sorted(self._cards.values(), key=lambda c: (c.id, c.version)))
 
