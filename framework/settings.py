@@ -76,7 +76,8 @@ class Settings(BaseModel):
             values["data_dir"] = Path(home)
         if project := os.environ.get("STAFFROOM_PROJECT"):
             values["project_dir"] = Path(project)
-        if model := os.environ.get("STAFFROOM_MODEL"):
+        model = os.environ.get("STAFFROOM_MODEL")
+        if model and overrides.get("model_override") is None:  # --model wins, unread
             values["model_override"] = parse_model_option(model, where="STAFFROOM_MODEL")
         if lock := os.environ.get("STAFFROOM_LOCK"):
             if lock not in ("flock", "filelock"):

@@ -7,6 +7,7 @@ never rewritten by a repair; that could lose what a person wrote).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,8 +119,12 @@ def _check_stores(folder: DataFolder, recorded: dict[str, str], out: Diagnosis) 
 def _sqlite_problem(path: Path) -> str | None:
     if not path.is_file():
         return "it is not a file"
+    # A read-only folder cannot hold WAL's -shm file: read it as immutable there, so a
+    # read-only store is not taken for a damaged one.
+    writable = os.access(path.parent, os.W_OK)
+    query = "mode=ro" if writable else "mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{path}?{query}", uri=True)
         try:
             rows = conn.execute("PRAGMA quick_check").fetchall()
         finally:

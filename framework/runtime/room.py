@@ -262,7 +262,9 @@ class Room:
                 field="scenario",
                 fix=f"open it with scenario '{snap.values['scenario']}', or use another room id",
             )
-        if snap.next and not snap.interrupts:
+        # A kill between a node's saved writes and the next checkpoint leaves tasks but no
+        # ``next``: that run must be finished too, or the next input lands mid-step.
+        if (snap.next or snap.tasks) and not snap.interrupts:
             # A process died mid-run: finish that run from its last checkpoint first.
             async for event in self._stream(None):
                 yield event

@@ -20,6 +20,8 @@ from framework.surfaces.cli import memory as memory_cmds
 from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli import validate as validate_cmds
+from framework.surfaces.cli.data_access import require_writable
+from framework.surfaces.cli.options import settings_for
 
 app = typer.Typer(
     help="Staffroom: digital employees in DMs and group Rooms, driven by versioned SOPs.",
@@ -53,8 +55,17 @@ ModelOption = Annotated[
 
 
 def _settings(data_dir: Path | None, project: Path | None, model: str | None = None) -> Settings:
-    override = parse_model_option(model, where="--model") if model else None
-    return Settings.from_env(data_dir=data_dir, project_dir=project, model_override=override)
+    return settings_for(data_dir, project, model)
+
+
+def _writing(
+    command: str, data_dir: Path | None, project: Path | None, model: str | None
+) -> Settings:
+    """Settings for a command that calls models and writes to the data folder: the model
+    override is checked, and a read-only folder refused, before anything opens."""
+    settings = settings_for(data_dir, project, model, uses_model=True)
+    require_writable(settings.data_dir, command)
+    return settings
 
 
 @app.command()
@@ -77,7 +88,7 @@ def run(
     model: ModelOption = None,
 ) -> None:
     """Run a scenario room and show the transcript live (exit 1 if it stops on a model error)."""
-    settings = _settings(data_dir, project, model)
+    settings = _writing("run", data_dir, project, model)
     raise typer.Exit(
         asyncio.run(run_cmds.run_scenario(settings, scenario, room, script, interactive, console))
     )
@@ -92,7 +103,7 @@ def dm(
     model: ModelOption = None,
 ) -> None:
     """Chat one to one with an employee (reads stdin lines when not a terminal)."""
-    settings = _settings(data_dir, project, model)
+    settings = _writing("dm", data_dir, project, model)
     raise typer.Exit(asyncio.run(run_cmds.run_dm(settings, employee, user, console)))
 
 
@@ -138,7 +149,7 @@ def consolidate(
 
     Exits 1 when the model could not be called (the extractive summary is written instead).
     """
-    settings = _settings(data_dir, project, model)
+    settings = _writing("consolidate", data_dir, project, model)
     raise typer.Exit(asyncio.run(memory_cmds.consolidate(settings, session, force, console)))
 
 
@@ -159,6 +170,7 @@ def memory(
     """Print what an employee remembers about a user (MEMORY.md), or set what rooms see."""
     settings = _settings(data_dir, None)
     if share is not None:
+        require_writable(settings.data_dir, "memory --share")
         raise typer.Exit(memory_cmds.set_shared(settings, employee, user, share, console))
     raise typer.Exit(memory_cmds.show_memory(settings, employee, user, console))
 
@@ -228,6 +240,14 @@ def main() -> None:
         raise SystemExit(2) from None
     except StaffroomError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        raise SystemExit(2) from None
+    except OSError as exc:
+        # The machine said no (permissions, a full disk, a path that is a folder): a person
+        # must act on it, and the traceback would hide the one line that says what.
+        where = f" ({exc.filename})" if exc.filename else ""
+        err_console.print(
+            f"[bold red]error:[/] {escape((exc.strerror or str(exc)) + where)}", highlight=False
+        )
         raise SystemExit(2) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None

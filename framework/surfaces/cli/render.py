@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
@@ -17,61 +19,82 @@ SHOWN_CHARS = 2000
 (Chinese has no spaces to break at) costs seconds per 10,000 characters."""
 
 
+SHOWN_ITEMS = 50
+"""Items of one list (failures, edits) a transcript shows."""
+
+NAME_CHARS = 80
+"""Characters of a name (author, step, reason) a transcript shows; names are short unless a
+log was edited by hand."""
+
+
 def _shown(event: Event) -> str:
     """The event's text for a transcript (escaped), cut with a pointer to the whole of it."""
-    text = event.text
-    if len(text) <= SHOWN_CHARS:
-        return escape(text)
-    more = len(text) - SHOWN_CHARS
-    return escape(text[:SHOWN_CHARS]) + (
-        f" [dim]… {more} more characters: staffroom history {escape(event.session)} --json[/]"
+    return _clip(event.text, event.session)
+
+
+def _clip(value: object, session: str, limit: int = SHOWN_CHARS) -> str:
+    """``value`` as escaped markup, cut at ``limit`` characters with a pointer to the whole.
+
+    Cut before escaping: a cut through an escaped ``\\[`` would leave a backslash that
+    escapes the markup after it.
+    """
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return escape(_visible(text))
+    more = len(text) - limit
+    return escape(_visible(text[:limit])) + (
+        f" [dim]… {more} more characters: staffroom history {escape(_name(session))} --json[/]"
     )
+
+
+def _name(value: object) -> str:
+    """A short field (a name, a reason, a ref): cut plainly, no pointer (not escaped)."""
+    text = value if isinstance(value, str) else str(value)
+    return _visible(text if len(text) <= NAME_CHARS else text[: NAME_CHARS - 1] + "…")
+
+
+# C0 and C1 control characters but tab and newline: rich passes ESC through, so a log line
+# holding "\x1b[2J" would clear the reader's terminal. They are shown as \xNN instead.
+_CONTROLS = {
+    code: f"\\x{code:02x}"
+    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
+    if code not in (9, 10)
+}
+
+
+def _visible(text: str) -> str:
+    """``text`` with control characters written out (``\\x1b``), so none reaches the terminal."""
+    return text.translate(_CONTROLS)
 
 
 def _badge(event: Event) -> str:
     model = event.meta.get("model")
     if model == "simulated":
         return " [black on yellow] simulated [/]"
-    return f" [dim]{escape(str(model))}[/]" if model else ""
+    return f" [dim]{escape(_name(model))}[/]" if model else ""
 
 
 def render_event(console: Console, event: Event, names: dict[str, str] | None = None) -> None:
-    """Print one event as a transcript line."""
+    """Print one event as a transcript line.
+
+    Every text is cut (see :data:`SHOWN_CHARS`) and escaped, and content of an unexpected
+    shape (a hand-edited log) is shown as text instead of failing.
+    """
     names = names or {}
-    who = escape(names.get(event.author, event.author))
+    who = escape(_name(names.get(event.author, event.author)))
+    c = _fields(event)
     kind = event.kind
     if kind == EventKind.PLAN and event.meta.get("entry"):
-        if not (isinstance(event.content, dict) and event.content.get("announcement")):
-            return  # a DM has no announcement to show
-        body = (
-            event.content.get("announcement", "") if isinstance(event.content, dict) else event.text
-        )
-        title = event.content.get("title", "") if isinstance(event.content, dict) else ""
-        sop = event.meta.get("sop") or "no SOP"
-        console.print(
-            Panel(escape(body), title=f"{escape(title)} · {escape(sop)}", border_style="cyan")
-        )
-    elif kind == EventKind.PLAN and isinstance(event.content, dict) and "outcome" in event.content:
-        _render_feedback(console, event.content)
-    elif (
-        kind == EventKind.PLAN and isinstance(event.content, dict) and "extracted" in event.content
-    ):
-        ref = event.content.get("extracted")
-        if ref:
-            steps = "; ".join(event.content.get("steps", []))
-            console.print(
-                f"[bold cyan]◆ SOP draft {escape(str(ref))} extracted:[/] {escape(steps)}"
-            )
-            console.print(f"  [dim]review: {escape(str(event.content.get('review')))}[/]")
-        else:
-            console.print(
-                f"[yellow]◆ nothing to extract: {escape(str(event.content.get('why')))}[/]"
-            )
+        if c.get("announcement"):  # a DM has no announcement to show
+            _render_entry(console, event, c)
+    elif kind == EventKind.PLAN and "outcome" in c:
+        _render_feedback(console, c, event.session)
+    elif kind == EventKind.PLAN and "extracted" in c:
+        _render_extracted(console, c, event.session)
     elif kind == EventKind.SOP_STEP:
-        c = event.content
-        speakers = ", ".join(c.get("speakers", []))
         console.print(
-            f"[bold cyan]── step {c.get('n')}: {escape(str(c.get('do')))} ({escape(speakers)})[/]"
+            f"[bold cyan]── step {_n(c.get('n'))}: {_clip(c.get('do'), event.session)} "
+            f"({_names(c.get('speakers'))})[/]"
         )
     elif kind == EventKind.MESSAGE:
         if event.meta.get("human"):
@@ -80,43 +103,86 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
             why = _WHY.get(str(event.meta.get("why")), str(event.meta.get("why", "")))
             step = event.meta.get("step")
             reason = f"{why} {step}" if step is not None else why
-            note = f", {escape(str(event.meta['note']))}" if event.meta.get("note") else ""
-            head = f"[bold magenta]{who}[/] [dim]({escape(reason)}{note})[/]{_badge(event)}"
+            note = f", {_clip(event.meta['note'], event.session)}" if event.meta.get("note") else ""
+            head = f"[bold magenta]{who}[/] [dim]({escape(_name(reason))}{note})[/]{_badge(event)}"
             console.print(f"{head}: {_shown(event)}")
     elif kind == EventKind.TOOL_CALL:
-        c = event.content
-        args = ", ".join(f"{k}={snippet(str(v), 40)!r}" for k, v in (c.get("args") or {}).items())
-        console.print(f"  [dim]{who} → {escape(str(c.get('name')))}({escape(args)})[/]")
+        raw_args = c.get("args")
+        items = raw_args.items() if isinstance(raw_args, dict) else []
+        args = ", ".join(f"{_name(k)}={snippet(_name_cut(v, 400), 40)!r}" for k, v in items)
+        console.print(f"  [dim]{who} → {escape(_name(c.get('name')))}({escape(args)})[/]")
     elif kind == EventKind.TOOL_RESULT:
-        c = event.content
         mark = "ok" if c.get("ok") else "failed"
-        console.print(
-            f"  [dim]← {escape(str(c.get('name')))} {mark}: {escape(str(c.get('output')))[:160]}[/]"
-        )
+        output = _clip(c.get("output"), event.session, 160)
+        console.print(f"  [dim]← {escape(_name(c.get('name')))} {mark}: {output}[/]")
     elif kind == EventKind.ERROR:
-        c = event.content if isinstance(event.content, dict) else {"detail": event.text}
-        error, detail = escape(str(c.get("error", "error"))), escape(str(c.get("detail", "")))
-        console.print(f"[bold red]! {who}: {error}[/] {detail}")
+        error = escape(_name(c.get("error", "error")))
+        console.print(f"[bold red]! {who}: {error}[/] {_clip(c.get('detail', ''), event.session)}")
     elif kind == EventKind.FALLBACK:
-        c = event.content if isinstance(event.content, dict) else {"reason": event.text}
-        what, used = escape(str(c.get("what", "?"))), escape(str(c.get("used", "?")))
-        console.print(f"[yellow]⚠ fallback: {what} → {used} ({escape(str(c.get('reason')))})[/]")
+        what, used = escape(_name(c.get("what", "?"))), escape(_name(c.get("used", "?")))
+        reason = _clip(c.get("reason"), event.session)
+        console.print(f"[yellow]⚠ fallback: {what} → {used} ({reason})[/]")
     elif kind == EventKind.WAIT:
-        waiting = escape(", ".join(event.content.get("waiting_for", [])))
-        reason = escape(str(event.content.get("reason")))
+        waiting, reason = _names(c.get("waiting_for")), escape(_name(c.get("reason")))
         console.print(f"[yellow]… waiting for {waiting} ({reason})[/]")
     elif kind == EventKind.OUTCOME:
-        c = event.content
         console.print(
-            f"[bold blue]■ ended: {escape(str(c.get('reason')))}[/] "
-            f"(steps {c.get('steps_done')}/{c.get('steps_total')}, turns {c.get('turns')}, "
-            f"sop {escape(str(c.get('sop')))})"
+            f"[bold blue]■ ended: {escape(_name(c.get('reason')))}[/] "
+            f"(steps {_n(c.get('steps_done'))}/{_n(c.get('steps_total'))}, "
+            f"turns {_n(c.get('turns'))}, sop {escape(_name(c.get('sop')))})"
         )
     else:
-        console.print(f"[dim]{kind} {who}: {_shown(event)}[/]")
+        console.print(f"[dim]{escape(_name(kind))} {who}: {_shown(event)}[/]")
 
 
-def _render_feedback(console: Console, content: dict[str, object]) -> None:
+def _fields(event: Event) -> dict[str, Any]:
+    """The event's content as a dict (text content becomes its ``detail``/``reason``)."""
+    if isinstance(event.content, dict):
+        return event.content
+    return {"detail": event.text, "reason": event.text, "do": event.text}
+
+
+def _n(value: object) -> str:
+    """A count or a step number: short by nature, cut if a hand edit made it long."""
+    return escape(_name(value))
+
+
+def _names(value: object) -> str:
+    """A list of names (speakers, people waited for), joined, escaped and cut."""
+    items = value if isinstance(value, list) else [] if value is None else [value]
+    return escape(_name(", ".join(str(item) for item in items[:20])))
+
+
+def _name_cut(value: object, limit: int) -> str:
+    """``str(value)`` cut at ``limit`` before anything else walks it (snippet() splits)."""
+    text = value if isinstance(value, str) else str(value)
+    return text[:limit]
+
+
+def _render_entry(console: Console, event: Event, c: dict[str, Any]) -> None:
+    """The announcement panel a room opens with."""
+    sop = event.meta.get("sop") or "no SOP"
+    title = f"{escape(_name(c.get('title', '')))} · {escape(_name(sop))}"
+    console.print(
+        Panel(_clip(c.get("announcement", ""), event.session), title=title, border_style="cyan")
+    )
+
+
+def _render_extracted(console: Console, c: dict[str, Any], session: str) -> None:
+    """An SOP draft extracted from a free-form room, or why there was none."""
+    ref = c.get("extracted")
+    if not ref:
+        console.print(f"[yellow]◆ nothing to extract: {_clip(c.get('why'), session)}[/]")
+        return
+    steps = c.get("steps")
+    listed = "; ".join(str(s) for s in steps) if isinstance(steps, list) else str(steps)
+    console.print(
+        f"[bold cyan]◆ SOP draft {escape(_name(ref))} extracted:[/] {_clip(listed, session)}"
+    )
+    console.print(f"  [dim]review: {_clip(c.get('review'), session)}[/]")
+
+
+def _render_feedback(console: Console, content: dict[str, Any], session: str) -> None:
     """The end-of-run outcome and, if any, the revision it proposed."""
     o = content["outcome"]
     if not isinstance(o, dict):
@@ -124,18 +190,20 @@ def _render_feedback(console: Console, content: dict[str, object]) -> None:
     verdict = "success" if o.get("success") else "not a success"
     score = f", score {o['score']:.2f}" if isinstance(o.get("score"), float) else ""
     console.print(
-        f"[bold blue]◆ outcome of {escape(str(o.get('sop')))}: {verdict}{score}[/] "
-        f"(corrections {o.get('corrections')}, off-SOP turns {o.get('off_sop_turns')}, "
-        f"human interventions {o.get('human_interventions')})"
+        f"[bold blue]◆ outcome of {escape(_name(o.get('sop')))}: {verdict}{score}[/] "
+        f"(corrections {_n(o.get('corrections'))}, off-SOP turns {_n(o.get('off_sop_turns'))}, "
+        f"human interventions {_n(o.get('human_interventions'))})"
     )
     # Outcomes recorded before failures existed have no such key.
-    for failure in o.get("failures") or []:
-        console.print(f"  [red]✗ {escape(str(failure))}[/]")
+    failures = o.get("failures")
+    for failure in failures[:SHOWN_ITEMS] if isinstance(failures, list) else []:
+        console.print(f"  [red]✗ {_clip(failure, session)}[/]")
     revision = content.get("revision")
     if isinstance(revision, dict):
         console.print(
-            f"[bold cyan]◆ proposed {escape(str(revision.get('sop')))} "
-            f"({escape(str(revision.get('status')))}): {escape(str(revision.get('why')))}[/]"
+            f"[bold cyan]◆ proposed {escape(_name(revision.get('sop')))} "
+            f"({escape(_name(revision.get('status')))}): {_clip(revision.get('why'), session)}[/]"
         )
-        for edit in revision.get("edits", []):
-            console.print(f"  [dim]{escape(str(edit))}[/]")
+        edits = revision.get("edits")
+        for edit in edits[:SHOWN_ITEMS] if isinstance(edits, list) else []:
+            console.print(f"  [dim]{_clip(edit, session)}[/]")

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from framework.data_folder import SOPS
 from framework.runtime.room import Room
 from framework.sessions.events import EventKind
 from framework.sessions.keys import SessionKey
@@ -19,7 +20,15 @@ from framework.sop.outcomes import TURN_FAILURES
 from framework.sop.store import SopStore
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
+from framework.surfaces.cli.data_access import is_writable, open_read_only
 from framework.surfaces.cli.render import render_event
+from framework.surfaces.cli.script import (
+    ScriptLine,
+    parse_script,
+    parse_script_line,
+    posted_before_ids,
+    read_script,
+)
 
 SIMULATED_NOTE = (
     "[black on yellow] simulated [/] replies come from the offline simulator, "
@@ -31,47 +40,13 @@ def _names(room: Room) -> dict[str, str]:
     return {eid: card.display_name for eid, card in room.deps.plan.employees.items()}
 
 
-def parse_script_line(line: str, humans: list[str]) -> tuple[str, str] | None:
-    """``"author: text"`` (author one of the humans) or plain text by the first human.
-
-    A literal ``\\n`` in the line becomes a line break, so one script line can post a
-    multi-line message (e.g. a correction and a score).
-    """
-    text = line.strip().replace("\\n", "\n")
-    if not text or text.startswith("#"):
-        return None
-    for sep in (":", "："):
-        head, found, rest = text.partition(sep)
-        if found and head.strip() in humans and rest.strip():
-            return head.strip(), rest.strip()
-    return humans[0], text
-
-
-def _script_lines(
-    script: Path | None, humans: list[str], posted: list[tuple[str, str]]
-) -> Iterator[str]:
-    """The script's lines after those already posted in this room (a resumed run goes on
-    where the last one stopped instead of saying everything again)."""
-    if script is None:
-        return iter(())
-    lines = script.read_text(encoding="utf-8").splitlines()
-    done = 0
-    for index, line in enumerate(lines):
-        parsed = parse_script_line(line, humans)
-        if parsed is None:
-            continue
-        if done < len(posted) and parsed == posted[done]:
-            done += 1
-            continue
-        return iter(lines[index:])
-    return iter(())
-
-
-async def _post(console: Console, room: Room, author: str, text: str) -> bool:
+async def _post(
+    console: Console, room: Room, author: str, text: str, message_id: str | None = None
+) -> bool:
     """Post and show what follows; True when a model error was the last word."""
     names = _names(room)
     failed = False
-    async for event in room.post(text, author=author):
+    async for event in room.post(text, author=author, message_id=message_id):
         render_event(console, event, names)
         if event.kind == EventKind.MESSAGE and not event.meta.get("human"):
             failed = False
@@ -80,20 +55,45 @@ async def _post(console: Console, room: Room, author: str, text: str) -> bool:
     return failed
 
 
+Posting = tuple[str, str, str | None]
+"""``(author, text, message_id)``: a script line has a stable id, a typed line none."""
+
+
+def _postings(room: Room, script: list[ScriptLine]) -> Iterator[Posting]:
+    """The script's lines with their stable ids. Lines already in the room are posted again
+    all the same: ``Room.post`` neither stores nor answers an id twice, and routes one that
+    a killed run stored but never routed."""
+    said = [
+        (e.id, e.author, e.text)
+        for e in room.history()
+        if e.kind == EventKind.MESSAGE and e.meta.get("human")
+    ]
+    key = str(room.key)
+    return iter(
+        [(s.author, s.text, s.message_id(key)) for s in script[posted_before_ids(script, said) :]]
+    )
+
+
 def _next_line(
-    lines: Iterator[str], humans: list[str], interactive: bool, console: Console
-) -> tuple[str, str] | None:
-    for line in lines:
-        parsed = parse_script_line(line, humans)
-        if parsed:
-            return parsed
-    if not interactive:
-        return None
-    try:
-        line = console.input(f"[bold green]{humans[0]}>[/] ")
-    except EOFError:
-        return None
-    return parse_script_line(line, humans)
+    lines: Iterator[Posting], humans: list[str], interactive: bool, console: Console
+) -> Posting | None:
+    """What to post next: the script's next line, then, with ``interactive``, what the
+    person types (a malformed line is refused there and asked again)."""
+    posting = next(lines, None)
+    if posting is not None or not interactive:
+        return posting
+    while True:
+        try:
+            typed = console.input(f"[bold green]{humans[0]}>[/] ")
+        except EOFError:
+            return None
+        try:
+            parsed = parse_script_line(typed, humans)
+        except ValueError as exc:  # say why and ask again: nothing was stored
+            console.print(f"[yellow]not posted: {escape(str(exc))}[/]")
+            continue
+        # A blank line ends the session, as it always has.
+        return (parsed[0], parsed[1], None) if parsed is not None else None
 
 
 def _uses_simulator(room: Room) -> bool:
@@ -122,8 +122,12 @@ async def run_scenario(
     answer failed (script lines are only ever posted where the room asks people, never to
     acknowledge a retry; lines a resumed room already had are not posted again).
     """
+    # Checked before anything opens: a bad script must not leave a room run to its wait.
+    raw_lines = read_script(script) if script is not None else []
     async with await Staffroom.open(settings=settings) as staff:
         spec = staff.catalog.scenario(scenario)
+        humans = list(spec.humans)
+        script_lines = parse_script(script, raw_lines, humans) if script is not None else []
         if room_id is None:  # "" is not "no room": it is refused as a room id below
             room_id = f"{spec.id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
         room = await staff.room(room_id, spec)
@@ -137,13 +141,7 @@ async def run_scenario(
             # Run again after a fix: the step that failed last time is retried first.
             async for event in room.retry():
                 render_event(console, event, names)
-        humans = list(spec.humans)
-        posted = [
-            (e.author, e.text)
-            for e in room.history()
-            if e.kind == EventKind.MESSAGE and e.meta.get("human")
-        ]
-        lines = _script_lines(script, humans, posted)
+        lines = _postings(room, script_lines)
         again = f"staffroom run {scenario} --room {room_id}"
         code = 0
         while True:
@@ -251,7 +249,10 @@ async def replay_session(settings: Settings, session: str, console: Console) -> 
     events = store.log(key).read_all()
     refs = [str(e.meta["sop"]) for e in events if e.meta.get("entry") and e.meta.get("sop")]
     if refs:
-        sops = await SopStore.open(settings.data_dir / "sops.sqlite")
+        path = settings.data_dir / SOPS
+        # Replay only reads: a read-only data folder gets a read-only connection.
+        writable = is_writable(settings.data_dir)
+        sops = await SopStore.open(path) if writable else await open_read_only(path)
         try:
             for ref in dict.fromkeys(refs):
                 sop_id, _, number = ref.rpartition("@")

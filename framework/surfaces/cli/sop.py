@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,11 +14,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from framework.errors import InputError, StorageError
 from framework.settings import Settings
 from framework.sop.edits import diff_steps
-from framework.sop.library_io import export_library, import_library
+from framework.sop.library_io import ImportReport, export_library, import_library
 from framework.sop.service import SopService, ensure_known
 from framework.specs.sop_card import render_steps
+from framework.surfaces.cli.data_access import open_sops
 
 app = typer.Typer(
     help="Versioned SOPs: list, show, diff, review, explain, measure.", no_args_is_help=True
@@ -26,17 +29,25 @@ app = typer.Typer(
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 
-def _run(settings: Settings, job: Callable[[SopService], Awaitable[None]]) -> None:
+def _run(
+    settings: Settings,
+    job: Callable[[SopService], Awaitable[None]],
+    *,
+    writes: bool = False,
+    command: str = "sop",
+) -> None:
+    """Run ``job`` on the SOP service; a command that only reads also works on a read-only
+    data folder (see ``data_access``), one that ``writes`` is refused there up front."""
+
     async def main() -> None:
-        service = await SopService.open(
-            settings.data_dir / "sops.sqlite", settings.project_dir / "sop_library"
-        )
+        service = await open_sops(settings, writes=writes, command=command)
         try:
             await job(service)
+        except sqlite3.Error as exc:  # e.g. a read-only store written by another version
+            raise StorageError(f"cannot read the SOP store {service.store.path}: {exc}") from exc
         finally:
             await service.close()
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
     asyncio.run(main())
 
 
@@ -45,9 +56,25 @@ def _settings(ctx: typer.Context) -> Settings:
     return Settings.from_env(data_dir=obj.get("data_dir"), project_dir=obj.get("project"))
 
 
-def _split(ref: str) -> tuple[str, int | None]:
-    sop_id, _, version = ref.partition("@")
-    return sop_id, int(version) if version.isdigit() else None
+async def _ref(service: SopService, ref: str, *, required: bool) -> tuple[str, int | None]:
+    """``ID`` or ``ID@VERSION`` checked against the store: the SOP exists, and the version
+    is a number it holds (``tech-article@x`` used to show v1). ``required``: a command that
+    changes one version needs the ``@VERSION``."""
+    sop_id, at, number = ref.partition("@")
+    ensure_known(sop_id, await service.store.sop_ids())
+    if not at and not required:
+        return sop_id, None
+    held = [v.version for v in await service.store.versions(sop_id)]
+    if number.isdigit() and int(number) in held:
+        return sop_id, int(number)
+    listed = ", ".join(f"{sop_id}@{n}" for n in held)
+    if not at or not number:
+        why = f"'{ref}' names no version"
+    elif number.isdigit():
+        why = f"SOP '{sop_id}' has no version {number}"
+    else:
+        why = f"'{number}' in '{ref}' is not a version number"
+    raise InputError(why, field="version", fix=f"write ID@VERSION; versions: {listed}")
 
 
 @app.callback()
@@ -91,8 +118,7 @@ def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="ID or ID@V
     """One version: steps, change log, approvals."""
 
     async def job(service: SopService) -> None:
-        sop_id, version = _split(ref)
-        ensure_known(sop_id, await service.store.sop_ids())
+        sop_id, version = await _ref(service, ref, required=False)
         v = await service.store.get(sop_id, version)
         console.print(f"[bold]{v.ref}[/] · {v.status} · {escape(v.scope)}")
         console.print(escape(render_steps(v.ref, v.goal, v.steps)))
@@ -129,11 +155,11 @@ def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option(
     """Record a reviewer's approval of a draft (ID@VERSION)."""
 
     async def job(service: SopService) -> None:
-        sop_id, version = _split(ref)
+        sop_id, version = await _ref(service, ref, required=True)
         v = await service.store.approve(sop_id, version or 0, reviewer)
         console.print(f"{v.ref}: approved by {', '.join(a.reviewer for a in v.approvals)}")
 
-    _run(_settings(ctx), job)
+    _run(_settings(ctx), job, writes=True, command="sop approve")
 
 
 @app.command()
@@ -147,11 +173,11 @@ def publish(
     """Publish a draft (ID@VERSION) once its required reviewers approved."""
 
     async def job(service: SopService) -> None:
-        sop_id, version = _split(ref)
+        sop_id, version = await _ref(service, ref, required=True)
         v = await service.store.publish(sop_id, version or 0, required_reviewers=reviewers or [])
         console.print(f"{v.ref} is {v.status}")
 
-    _run(_settings(ctx), job)
+    _run(_settings(ctx), job, writes=True, command="sop publish")
 
 
 @app.command()
@@ -159,11 +185,11 @@ def deprecate(ctx: typer.Context, ref: str, reason: Annotated[str, typer.Option(
     """Deprecate a version (ID@VERSION); it stays for replay."""
 
     async def job(service: SopService) -> None:
-        sop_id, version = _split(ref)
+        sop_id, version = await _ref(service, ref, required=True)
         v = await service.store.deprecate(sop_id, version or 0, reason)
         console.print(f"{v.ref} is {v.status}")
 
-    _run(_settings(ctx), job)
+    _run(_settings(ctx), job, writes=True, command="sop deprecate")
 
 
 @app.command()
@@ -259,14 +285,37 @@ def report(ctx: typer.Context, sop_id: str) -> None:
 @app.command("import")
 def import_(ctx: typer.Context, folder: Annotated[Path | None, typer.Argument()] = None) -> None:
     """Import SOP cards (default: the project's sop_library/)."""
+    settings = _settings(ctx)
+    source = folder or settings.project_dir / "sop_library"
+    if not source.is_dir():  # import_library reads a missing folder as "no cards"
+        what = "no such folder" if not source.exists() else "not a folder"
+        raise InputError(
+            what,
+            file=source,
+            fix="name the folder holding the SOP cards (<id>/v<N>.md), e.g. sop_library/",
+        )
 
     async def job(service: SopService) -> None:
-        report = await import_library(
-            service.store, folder or _settings(ctx).project_dir / "sop_library"
-        )
-        console.print(escape(str(report)))
+        report = await import_library(service.store, source)
+        _print_import(source, report)
 
-    _run(_settings(ctx), job)
+    _run(settings, job, writes=True, command="sop import")
+
+
+def _print_import(source: Path, report: ImportReport) -> None:
+    """One line per kind of change, naming the versions (none at all is said, too)."""
+    total = len(report.added) + len(report.updated) + len(report.skipped)
+    if not total:
+        console.print(f"no SOP cards (*.md) under {escape(str(source))}: nothing imported")
+        return
+    console.print(f"imported {escape(str(source))}: {total} card(s)")
+    for label, refs in (
+        ("added", report.added),
+        ("updated (status or approvals)", report.updated),
+        ("already stored", report.skipped),
+    ):
+        if refs:
+            console.print(f"  {label}: {escape(', '.join(refs))}")
 
 
 @app.command()

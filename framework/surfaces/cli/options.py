@@ -1,0 +1,85 @@
+"""Settings from the command line and the environment, checked before anything opens.
+
+``--model`` and its environment form ``$STAFFROOM_MODEL`` are checked here in full (parsed,
+resolved against models.yaml, the model built once), so a bad value is one error naming the
+flag or the variable and the forms it takes, before a room is opened, not a failure deep in
+the first turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from framework.errors import InputError, ModelError
+from framework.models.factory import build_model, close_model
+from framework.settings import Settings
+from framework.specs.model_spec import ModelSpec
+from framework.specs.models_file import MODELS_FILE, ModelRegistry, parse_model_option
+
+MODEL_ENV = "STAFFROOM_MODEL"
+MODEL_FORMS = (
+    "simulated, openai:NAME[@BASE_URL], import:package.ChatClass, a name defined in "
+    "models.yaml, or a mapping such as {provider: openai, name: gemma, base_url: "
+    "http://127.0.0.1:8080/v1}"
+)
+"""Every form ``--model`` / ``$STAFFROOM_MODEL`` takes, for error messages."""
+
+
+def settings_for(
+    data_dir: Path | None,
+    project: Path | None,
+    model: str | None = None,
+    *,
+    uses_model: bool = False,
+) -> Settings:
+    """Settings for one command: flags over ``$STAFFROOM_HOME``/``_PROJECT``/``_MODEL``.
+
+    With ``uses_model`` (run, dm, consolidate) the model override, if any, is also resolved
+    and built once, so its mistakes are reported here, naming where it came from.
+    """
+    try:
+        override = parse_model_option(model, where="--model") if model else None
+    except InputError as exc:
+        raise _named(exc, "--model") from None
+    try:  # parses $STAFFROOM_MODEL (even under --model, which then wins)
+        settings = Settings.from_env(
+            data_dir=data_dir, project_dir=project, model_override=override
+        )
+    except InputError as exc:
+        raise _named(exc, MODEL_ENV) from None
+    if uses_model and settings.model_override is not None:
+        check_model(settings, settings.model_override, "--model" if model else MODEL_ENV)
+    return settings
+
+
+def check_model(settings: Settings, spec: ModelSpec, where: str) -> None:
+    """Resolve ``spec`` against the project's models.yaml and build it (no call is made);
+    :class:`InputError` naming ``where`` and the valid forms if either fails."""
+    # A broken models.yaml is its own error (file:line), not the flag's or the variable's.
+    registry = ModelRegistry.load(settings.project_dir / MODELS_FILE)
+    try:
+        resolved = registry.resolve(spec, where=where)
+        built = build_model(resolved, allow_network=settings.allow_network)
+    except (InputError, ModelError) as exc:
+        raise _named(exc, where, sorted(registry.models)) from None
+    # The check's model is not the one the room uses: release its HTTP client now.
+    asyncio.run(close_model(built))
+
+
+def _named(
+    exc: InputError | ModelError, where: str, defined: list[str] | None = None
+) -> InputError:
+    """``exc`` as one error about ``where`` (the flag or the variable) listing the forms."""
+    message = exc.message if isinstance(exc, InputError) else str(exc)
+    message = message.removeprefix(f"{where}: ")  # the field says it already
+    value = os.environ.get(MODEL_ENV, "") if where == MODEL_ENV else ""
+    if value and value not in message:  # say which value: the environment is out of sight
+        message += f" ({MODEL_ENV}={value!r})"
+    fix = f"use {MODEL_FORMS}"
+    if defined is not None:
+        fix += f" (names defined now: {', '.join(defined) or 'none'})"
+    if where == MODEL_ENV:
+        fix += f"; or unset {MODEL_ENV} to use each card's own model"
+    return InputError(message, field=where, fix=fix)

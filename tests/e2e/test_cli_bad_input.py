@@ -1,0 +1,150 @@
+"""Careless and hostile input to the ``staffroom`` command: a clear error naming what to fix
+(file:line, the option or the variable), exit 2, never a traceback, and nothing half-run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from framework.sessions.events import EventKind, make_event
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def staffroom(
+    *args: str, env: dict[str, str] | None = None, data: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "framework", *args]
+    if data is not None:
+        cmd += ["--data-dir", str(data)]
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
+    return subprocess.run(
+        cmd,
+        cwd=ROOT,
+        env={**full_env, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def refused(done: subprocess.CompletedProcess[str], *must: str) -> str:
+    """The error text, after checking exit 2, no traceback and that it says ``must``."""
+    assert done.returncode == 2, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+    assert "Traceback" not in done.stderr + done.stdout
+    for text in must:
+        assert text in done.stderr, (text, done.stderr)
+    return done.stderr
+
+
+def test_a_missing_folder_or_non_utf8_script_is_refused_before_the_room_runs(
+    tmp_path: Path,
+) -> None:
+    gbk = tmp_path / "gbk.txt"
+    gbk.write_bytes("author: 继续\n".encode("gbk"))
+    data = tmp_path / "data"
+    cases = {
+        "missing": (tmp_path / "nope.txt", "no such script file"),
+        "folder": (tmp_path, "not a file"),
+        "gbk": (gbk, "not UTF-8"),
+    }
+    for room, (script, why) in cases.items():
+        done = staffroom("run", "tech-article", "--room", room, "--script", str(script), data=data)
+        refused(done, str(script), "--script", why)
+        assert not (data / "sessions" / f"room:{room}.jsonl").exists(), "the room must not run"
+    assert "gbk.txt:1" in done.stderr  # the line of the first undecodable byte
+
+
+def test_script_lines_that_say_nothing_are_refused_with_file_and_line(tmp_path: Path) -> None:
+    script = tmp_path / "s.txt"
+    # 1: an author and no text; 2: blank (skipped); 3: fine; 4: full-width colon, no text;
+    # 5: only an escaped line break; 6: only a zero-width space.
+    script.write_text("author:\n   \nauthor: 继续\nauthor：  \n\\n\n\u200b\n", encoding="utf-8")
+    data = tmp_path / "data"
+    done = staffroom("run", "tech-article", "--room", "e1", "--script", str(script), data=data)
+    error = refused(done, "s.txt:1", "says nothing", "nothing was posted")
+    for line in (4, 5, 6):
+        assert f"s.txt:{line}:" in error
+    assert "s.txt:2" not in error and "s.txt:3" not in error
+    assert not (data / "sessions" / "room:e1.jsonl").exists(), "no line of it is posted"
+
+
+def test_a_script_saved_with_a_byte_order_mark_keeps_its_author(tmp_path: Path) -> None:
+    script = tmp_path / "bom.txt"
+    script.write_bytes("author: 继续\n".encode("utf-8-sig"))
+    data = tmp_path / "data"
+    done = staffroom("run", "tech-article", "--room", "b1", "--script", str(script), data=data)
+    assert done.returncode == 0, done.stderr
+    log = (data / "sessions" / "room:b1.jsonl").read_text(encoding="utf-8").splitlines()
+    said = [e for e in map(json.loads, log) if (e.get("meta") or {}).get("human")]
+    assert [(e["author"], e["content"]) for e in said] == [("author", "继续")]
+    assert said[0]["id"].startswith("script-1-")
+
+
+def test_sop_refs_and_import_paths_are_checked(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    refused(
+        staffroom("sop", "--data-dir", str(data), "show", "tech-article@x"),
+        "'x'",
+        "tech-article@1",
+    )
+    refused(staffroom("sop", "--data-dir", str(data), "show", "tech-article@99"), "no version 99")
+    refused(
+        staffroom("sop", "--data-dir", str(data), "approve", "tech-article", "--by", "ann"),
+        "names no version",
+    )
+    missing = tmp_path / "nope"
+    error = refused(staffroom("sop", "--data-dir", str(data), "import", str(missing)), "no such")
+    assert str(missing) in error and "ImportReport(" not in error
+    done = staffroom("sop", "--data-dir", str(data), "import", str(ROOT / "sop_library"))
+    assert done.returncode == 0, done.stderr
+    assert "ImportReport(" not in done.stdout
+    assert "already stored: tech-article@1" in done.stdout
+
+
+def test_history_cuts_huge_events_of_every_kind_and_json_keeps_them(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "sessions").mkdir(parents=True)
+    huge = "字" * 20_000_000  # a 60 MB line
+    big = "字" * 100_000  # and every other kind of event gets a long field
+    key = "room:huge"
+    events = [
+        make_event(key, EventKind.MESSAGE, "author", huge, meta={"human": True}),
+        make_event(key, EventKind.MESSAGE, "pm", "ok", meta={"note": big, "model": big}),
+        make_event(key, EventKind.TOOL_RESULT, "pm", {"name": "w", "ok": True, "output": big}),
+        make_event(key, EventKind.ERROR, "pm", {"error": "model_error", "detail": big}),
+        make_event(key, EventKind.SOP_STEP, "system", {"n": 1, "do": big, "speakers": [big]}),
+        make_event(key, EventKind.WAIT, "system", {"waiting_for": [big], "reason": big}),
+        make_event(key, EventKind.PLAN, "system", {"outcome": {"sop": big, "failures": [big]}}),
+        make_event(key, EventKind.FALLBACK, big, "\x1b[2J" + big),
+        make_event(key, EventKind.SOP_STEP, "system", "a hand-edited line: text, not a dict"),
+    ]
+    log = data / "sessions" / f"{key}.jsonl"
+    log.write_text("".join(e.to_json() + "\n" for e in events), encoding="utf-8")
+
+    shown = staffroom("history", key, data=data)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "Traceback" not in shown.stderr
+    assert len(shown.stdout) < 100_000, "every text is cut"
+    assert "more characters: staffroom history room:huge --json" in shown.stdout
+    assert "\x1b" not in shown.stdout and "\\x1b[2J" in shown.stdout  # no terminal control
+
+    whole = staffroom("history", key, "--json", data=data)
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    first = json.loads(whole.stdout.splitlines()[0])
+    assert first["content"] == huge, "--json prints the whole event"
+
+
+def test_a_bad_staffroom_model_names_the_variable_and_the_forms(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    for value in ("nonsense:::", "openai:", "{provider: x", "no-such-name", "import:nosuch.X"):
+        done = staffroom("run", "tech-article", env={"STAFFROOM_MODEL": value}, data=data)
+        refused(done, "STAFFROOM_MODEL", "openai:NAME[@BASE_URL]", "unset STAFFROOM_MODEL")
+    assert not data.exists(), "nothing is opened before the model is known to be good"
+    done = staffroom("dm", "pm", "--model", "openai:", data=data)
+    error = refused(done, "--model", "needs a name")
+    assert "STAFFROOM_MODEL" not in error

@@ -1,0 +1,146 @@
+"""``run --script`` killed (SIGKILL) at several points and run again with the same command:
+every script line is stored once, as a human message, and every line is answered."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+LINES = ["方向没问题，继续。", "@designer 图再简洁一点", "@pm 收尾"]
+Event = dict[str, object]
+
+
+def slow_scenario(tmp_path: Path) -> Path:
+    """The shipped scenario with a slow simulator, so a kill lands inside a turn."""
+    data = yaml.safe_load((ROOT / "scenarios" / "tech_article.yaml").read_text(encoding="utf-8"))
+    data["settings"]["model"] = {"provider": "simulated", "options": {"delay": 0.4}}
+    path = tmp_path / "slow_article.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def read_events(path: Path) -> list[Event]:
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")[:-1]  # never a line still being written
+    return [json.loads(line) for line in lines if line]
+
+
+def humans(events: list[Event]) -> list[Event]:
+    return [e for e in events if e["kind"] == "message" and _meta(e).get("human")]
+
+
+def _meta(event: Event) -> dict[str, object]:
+    meta = event.get("meta")
+    return meta if isinstance(meta, dict) else {}
+
+
+def kill_when(cmd: list[str], log: Path, reached: Callable[[list[Event]], bool]) -> None:
+    """Start ``cmd``, SIGKILL it as soon as the log shows ``reached``."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 90
+    while not reached(read_events(log)):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            _, err = proc.communicate()
+            raise AssertionError(f"the run never got there: {err.decode()[-2000:]}")
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def test_a_script_killed_at_several_points_posts_each_line_once(tmp_path: Path) -> None:
+    script = tmp_path / "lines.txt"
+    script.write_text("".join(f"author: {line}\n" for line in LINES), encoding="utf-8")
+    log = tmp_path / "data" / "sessions" / "room:ks.jsonl"
+    cmd = [
+        sys.executable,
+        "-m",
+        "framework",
+        "run",
+        str(slow_scenario(tmp_path)),
+        "--room",
+        "ks",
+        "--script",
+        str(script),
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--project",
+        str(ROOT),
+    ]
+
+    def stored(n: int) -> Callable[[list[Event]], bool]:
+        return lambda events: len(humans(events)) >= n
+
+    def tool_result_after_first_line(events: list[Event]) -> bool:
+        first = next((i for i, e in enumerate(events) if _meta(e).get("human")), None)
+        return first is not None and any(e["kind"] == "tool_result" for e in events[first:])
+
+    # Right after a line is stored (its answer not yet written), and mid-turn after it.
+    for reached in (stored(1), tool_result_after_first_line, stored(2), stored(3)):
+        kill_when(cmd, log, reached)
+
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+
+    events = read_events(log)
+    ids = [e["id"] for e in events]
+    assert len(ids) == len(set(ids)), "no event may be written twice"
+    said = humans(events)
+    assert Counter(e["content"] for e in said) == Counter(LINES), "each line stored once"
+    assert all(str(e["id"]).startswith("script-") for e in said)
+    # Every line is answered: an employee speaks after it. (Not "before the next line": a
+    # kill just after LangGraph saved a node's writes but before its next checkpoint leaves
+    # a room that Room.start() does not finish, and the next line then lands mid-step; see
+    # the report on issue 8.)
+    for line in said:
+        after = events[events.index(line) + 1 :]
+        assert any(e["kind"] == "message" and not _meta(e).get("human") for e in after)
+    replies = [e for e in events if e["kind"] == "message" and _meta(e).get("why") == "sop_step"]
+    steps = Counter(_meta(e).get("step") for e in replies)
+    assert steps == Counter({1: 1, 2: 1, 3: 1, 4: 1}), "each SOP step answered once"
+    outcomes = [e for e in events if e["kind"] == "outcome"]
+    assert len(outcomes) == 1 and outcomes[0]["content"]["reason"] == "sop_complete"
+
+    # The same script on the same room once more: every line is already there.
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
+    assert again.returncode == 0, again.stderr
+    assert read_events(log) == events
+
+
+def test_a_script_after_typed_lines_skips_what_was_already_said(tmp_path: Path) -> None:
+    """Rooms whose lines have no stable ids (typed, or posted before ids existed) are
+    matched by content, in order, as before: the script does not say them again."""
+    data = ["--data-dir", str(tmp_path / "data")]
+    base = [sys.executable, "-m", "framework", "run", "tech-article", "--room", "t1", *data]
+    typed = subprocess.run(
+        [*base, "--interactive"],
+        input="author:\n继续\n",  # the first is refused on the spot, the second posted
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert typed.returncode == 0, typed.stderr
+    assert "not posted: 'author' says nothing" in typed.stdout
+    script = tmp_path / "s.txt"
+    script.write_text("author: 继续\nauthor: @pm 收尾\n", encoding="utf-8")
+    done = subprocess.run(
+        [*base, "--script", str(script)], capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    said = humans(read_events(tmp_path / "data" / "sessions" / "room:t1.jsonl"))
+    assert [e["content"] for e in said] == ["继续", "@pm 收尾"]
+    assert str(said[1]["id"]).startswith("script-2-")
