@@ -28,8 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from framework import Settings, Staffroom
-from framework.prompts.context import build_messages, recent_messages
 from framework.runtime.room import Room
+from framework.runtime.turn_context import build_messages, recent_messages
 
 CHECKPOINTS = (100, 500, 1000, 2000)
 TOPICS = ("灰度发布", "回滚预案", "监控告警", "容量评估", "接口兼容", "数据迁移", "权限审计")

@@ -11,9 +11,11 @@
     │   └── UnknownNameError       an id that names nothing (employee, scenario, session)
     ├── WorkspaceEscapeError       a path that would leave the session workspace
     ├── StorageError               the data folder cannot be read or written
+    │   └── RebuildError           a room's log lacks what a rebuild needs (runtime/recovery.py)
     ├── MemoryCapExceeded          a MEMORY.md write would pass its cap (tells what to merge/drop)
     ├── RoomBusyError              another process is running this room right now
     ├── ModelError                 a chat model failed or is not allowed (e.g. network off)
+    ├── EditError                  an SOP edit that cannot be applied (sop/edits.py)
     └── PromptTemplateError        a jinja2 prompt template failed to render
 
 Errors a model can fix (a malformed tool call, an unknown tool, a path outside the workspace

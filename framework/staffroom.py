@@ -12,6 +12,7 @@ state, so several can live in one process (tests open one per temporary folder).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -33,17 +34,17 @@ from framework.models.factory import (
 from framework.models.offline import OfflineChatModel
 from framework.models.profile import ModelProfile, limits, profile_for
 from framework.names import check_name
-from framework.prompts.context import system_prompt
 from framework.prompts.environment import PromptRenderer
 from framework.runtime.deps import RoomDeps
 from framework.runtime.graph import RoomGraph, build_graph
 from framework.runtime.plan import RoomPlan, compile_plan
 from framework.runtime.room import Room
-from framework.runtime.tools import workspace_tools
+from framework.runtime.turn_context import system_prompt
 from framework.sessions.keys import Channel, SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.library_io import import_library
+from framework.sop.model import SopVersion
 from framework.sop.service import SopService
 from framework.specs.catalog import Catalog, project_root
 from framework.specs.employee import EmployeeCard
@@ -52,6 +53,7 @@ from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario
 from framework.specs.sop_text import render_steps
+from framework.tools.workspace import workspace_tools
 
 
 class Staffroom:
@@ -164,11 +166,16 @@ class Staffroom:
             # A user project's own SOPs.
             own = await import_library(self.sops.store, catalog.sop_dir, strict=False)
             problems.update(own.problems)
-        catalog.check_scenario(spec)  # before the lookups: errors name the scenario's lines
         for sop_id in spec.referenced_sop_ids():
             if (problem := problems.get(sop_id)) is not None:
                 raise problem.with_traceback(None)  # its card is broken: never run on a stale one
-        versions = {sop_id: await self.sops.best(sop_id) for sop_id in spec.referenced_sop_ids()}
+        # The store is the source of truth: an SOP published only there (an extracted
+        # practice, once approved) drives a room like one with a card.
+        versions: dict[str, SopVersion] = {}
+        for sop_id in spec.referenced_sop_ids():
+            with suppress(UnknownNameError):
+                versions[sop_id] = await self.sops.best(sop_id)
+        catalog.check_scenario(spec, versions)  # errors name the scenario's (or card's) lines
         extra = await self.recommendations(f"scenario:{spec.id}", exclude=list(versions))
         return self._room(key, compile_plan(spec, catalog, versions, recommended=extra))
 

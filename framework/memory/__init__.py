@@ -1,1 +1,1 @@
-"""Memory layers: MEMORY.md, HISTORY.md, consolidation and tool-output governance."""
+"""Memory layers: MEMORY.md, HISTORY.md and consolidation."""

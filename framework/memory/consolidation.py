@@ -29,12 +29,12 @@ from framework.errors import InputError, MemoryCapExceeded
 from framework.language import snippet
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import MemoryFile
-from framework.memory.statements import Fact, stated_facts
 from framework.models.profile import ModelProfile
 from framework.models.structured import answer_format, ask_structured
 from framework.prompts.environment import PromptRenderer
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
+from framework.statements import Fact, stated_facts
 
 BATCH = 10
 """Messages summarised per batch (and per pointer event)."""

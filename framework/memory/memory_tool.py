@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 
 from framework.errors import InputError, MemoryCapExceeded
 from framework.memory.memory_file import MemoryChange, MemoryFile
-from framework.runtime.tools import Tool, ToolResult
+from framework.statements import stated_facts
+from framework.tools.base import Tool, ToolResult
 
 __all__ = ["MemoryArgs", "describe_change", "memory_tool"]
 
@@ -90,3 +91,14 @@ def memory_tool(memory: MemoryFile) -> Tool:
         return ToolResult(True, describe_change(outcome))
 
     return Tool("memory", _DESCRIPTION.format(cap=memory.cap), MemoryArgs, run)
+
+
+def remember_stated(memory: MemoryFile, text: str) -> list[MemoryChange]:
+    """Store the literal self-statements in ``text`` (see :func:`stated_facts`) in ``memory``.
+
+    The changes that did something; an entry already there is left as it is. For a model that
+    did not call the memory tool on such a statement (a weak one, or a server that ignores
+    tools); the caller records that this rule stood in.
+    """
+    changes = [memory.add(fact.section, fact.entry) for fact in stated_facts(text)]
+    return [c for c in changes if c.action != "unchanged"]

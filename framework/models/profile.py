@@ -39,7 +39,7 @@ class ModelProfile:
         """Tokens a prompt may use: the window less the answer's cap and a safety margin.
 
         The margin covers the chat template's own tokens and the estimate's error (token
-        counts are estimated, see :mod:`framework.prompts.budget`).
+        counts are estimated, see :mod:`framework.runtime.prompt_budget`).
         """
         margin = max(32, self.context_window // 20)
         return max(64, self.context_window - self.max_output_tokens - margin)

@@ -21,9 +21,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from framework.language import snippet
-from framework.memory.statements import LANGUAGE_KEY, stated_facts
 from framework.models.brief import StepBrief, TurnBrief, find_brief
 from framework.models.offline import OfflineChatModel
+from framework.statements import LANGUAGE_KEY, stated_facts
 
 _FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|json|csv|yaml)")
 
@@ -197,7 +197,7 @@ class SimulatedChatModel(OfflineChatModel):
         )
 
     def _remember(self, brief: TurnBrief, heard: str) -> AIMessage | None:
-        """A memory tool call for a simple statement of fact (see memory.statements)."""
+        """A memory tool call for a simple statement of fact (see framework.statements)."""
         memory = brief.get("memory", {})
         for fact in stated_facts(heard):
             existing = memory.get(fact.section, [])

@@ -1,4 +1,4 @@
-"""Prompt templates (jinja2, StrictUndefined) and the assembly of a turn's context."""
+"""Prompt templates (jinja2, StrictUndefined) and the sandbox they render in."""
 
 from framework.prompts.environment import PromptRenderer
 

@@ -12,13 +12,13 @@ from framework.memory.store import MemoryStore
 from framework.models.profile import ModelProfile
 from framework.prompts.environment import PromptRenderer
 from framework.runtime.plan import RoomPlan
-from framework.runtime.tools import Tool
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import SessionKey
 from framework.sessions.workspace import Workspace
 from framework.settings import Settings
 from framework.sop.service import SopService
+from framework.tools.base import Tool
 
 
 @dataclass(slots=True)

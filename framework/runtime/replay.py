@@ -11,21 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from framework.memory.tool_output import govern
 from framework.sessions.events import Event, EventKind
 from framework.sessions.workspace import Workspace
-
-
-def model_view(result: dict[str, Any], call_event_id: str, workspace: Workspace) -> str:
-    """The text a model was shown for a tool result (spilling the full output if long)."""
-    return govern(
-        str(result["output"]),
-        budget=int(result["budget"]),
-        workspace=workspace,
-        tool=str(result["name"]),
-        call_id=call_event_id,
-        protect=list(result.get("protect") or []),
-    ).shown
+from framework.tools.output import model_view
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field, create_model
 from framework.models.brief import TurnBrief, attach_brief
 from framework.models.profile import ModelProfile
 from framework.models.structured import answer_format, ask_structured
-from framework.prompts.budget import cut_text
 from framework.runtime.deps import RoomDeps
+from framework.runtime.prompt_budget import cut_text
 from framework.runtime.routing import pick_from_reply, round_robin
 
 

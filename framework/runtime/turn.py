@@ -15,16 +15,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from framework.memory.memory_tool import memory_tool
-from framework.memory.statements import remember_stated
-from framework.memory.tool_output import quoted_snippets
+from framework.memory.memory_tool import memory_tool, remember_stated
 from framework.models.calls import ModelCallError, call_model, text_of
-from framework.prompts.budget import fit_messages, total_tokens
-from framework.prompts.context import Remembered, build_messages, turn_budget
 from framework.runtime.deps import RoomDeps
-from framework.runtime.replay import model_view
-from framework.runtime.tools import ToolResult
+from framework.runtime.prompt_budget import fit_messages, total_tokens
+from framework.runtime.turn_context import Remembered, build_messages, turn_budget
 from framework.sessions.events import EventKind
+from framework.tools.base import ToolResult
+from framework.tools.output import model_view, quoted_snippets
 
 
 @dataclass(frozen=True, slots=True)

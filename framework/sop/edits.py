@@ -16,13 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from framework.errors import StaffroomError
 from framework.sop.model import Step
 
 OpKind = Literal["add", "remove", "move", "edit"]
 
 
-class EditError(ValueError):
-    """An edit operation that cannot be applied; the message names the op and why."""
+class EditError(StaffroomError, ValueError):
+    """An edit operation that cannot be applied; the message names the op and why.
+
+    (A ``ValueError`` too, as it was before it joined the error tree.)"""
 
 
 @dataclass(frozen=True, slots=True)

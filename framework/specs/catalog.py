@@ -13,7 +13,7 @@ work while one file is being fixed. The checks across files live in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from .project import (
     project_root,
 )
 from .scenario import Scenario, load_scenario
-from .scenario_checks import resolve_speaker, scenario_problems
+from .scenario_checks import StoredSop, resolve_speaker, scenario_problems
 from .sop_card import SopLibrary
 
 
@@ -171,16 +171,21 @@ class Catalog:
 
         return validate_paths(paths, self)
 
-    def check_scenario(self, scenario: Scenario) -> None:
+    def check_scenario(
+        self, scenario: Scenario, stored: Mapping[str, StoredSop] | None = None
+    ) -> None:
         """Raise the first cross-check problem of ``scenario`` (see :meth:`scenario_problems`)."""
-        problems = self.scenario_problems(scenario)
+        problems = self.scenario_problems(scenario, stored)
         if problems:
             raise problems[0]
 
-    def scenario_problems(self, scenario: Scenario) -> list[InputError]:
+    def scenario_problems(
+        self, scenario: Scenario, stored: Mapping[str, StoredSop] | None = None
+    ) -> list[InputError]:
         """Every cross-check problem: unknown participants, unknown SOPs, stray SOP speakers,
-        a sop template that does not render within the sandbox's limits."""
-        return scenario_problems(self, scenario)
+        a sop template that does not render within the sandbox's limits. ``stored``: the
+        SOP store's best versions (an SOP published only there is known)."""
+        return scenario_problems(self, scenario, stored)
 
     def resolve_speaker(self, scenario: Scenario, speaker: str) -> str:
         """The employee id an SOP step's ``speaker`` means in ``scenario``.

@@ -7,7 +7,8 @@ runs them before a room starts, so a problem is reported with its file and line,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from framework.errors import (
     InputError,
@@ -32,9 +33,24 @@ if TYPE_CHECKING:
 _SOP_FIX = "write e.g. \"{{ best_sop('tech-article') }}\" with an existing SOP id"
 
 
-def scenario_problems(catalog: Catalog, scenario: Scenario) -> list[InputError]:
+class StoredSop(Protocol):
+    """An SOP version the store holds (``sop.model.SopVersion`` fits): its ref and steps."""
+
+    @property
+    def ref(self) -> str: ...
+
+    @property
+    def steps(self) -> Sequence[Any]: ...
+
+
+def scenario_problems(
+    catalog: Catalog, scenario: Scenario, stored: Mapping[str, StoredSop] | None = None
+) -> list[InputError]:
     """Every problem of ``scenario`` against ``catalog``: unknown or broken participants,
-    unknown or broken SOPs, SOP speakers who are not in the room, a sop template that fails."""
+    unknown or broken SOPs, SOP speakers who are not in the room, a sop template that fails.
+
+    ``stored``: the best version of each SOP the store knows, so an SOP published only in the
+    store (an extracted practice, once approved) is known, not an "unknown SOP"."""
     problems: list[InputError] = []
     known = sorted(catalog.employees)
     for index, name in enumerate(scenario.participants):
@@ -55,8 +71,36 @@ def scenario_problems(catalog: Catalog, scenario: Scenario) -> list[InputError]:
             )
         )
     for sop_id in scenario.referenced_sop_ids():
+        version = (stored or {}).get(sop_id)
+        if version is not None and not catalog.sops.published(sop_id):
+            problems.extend(_stored_sop_problems(catalog, scenario, version))
+            continue
         problems.extend(_sop_problems(catalog, scenario, sop_id))
     problems.extend(template_problems(catalog, scenario))
+    return problems
+
+
+def _stored_sop_problems(
+    catalog: Catalog, scenario: Scenario, version: StoredSop
+) -> list[InputError]:
+    # No card to point at: the scenario's sop line is where the room is told to use it.
+    problems: list[InputError] = []
+    for n, step in enumerate(version.steps, start=1):
+        for name in step.speakers:
+            if speaker_ids(catalog, scenario, name):
+                continue
+            choices = speaker_choices(catalog, scenario)
+            problems.append(
+                ScenarioError(
+                    f"speaker '{name}' of step {n} of SOP {version.ref} (in the SOP store) is "
+                    f"not a participant of scenario '{scenario.id}'",
+                    file=scenario.source,
+                    line=scenario.line_of("announcement", "sop"),
+                    field="announcement.sop",
+                    fix=f"add the employee to participants, or revise the SOP "
+                    f"(staffroom sop show {version.ref}); participants: {', '.join(choices)}",
+                )
+            )
     return problems
 
 

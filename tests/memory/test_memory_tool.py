@@ -8,7 +8,7 @@ import pytest
 
 from framework.memory.memory_file import MemoryFile
 from framework.memory.memory_tool import memory_tool
-from framework.runtime.tools import Tool
+from framework.tools.base import Tool
 
 
 @pytest.fixture

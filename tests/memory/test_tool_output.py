@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from framework.memory.tool_output import (
+from framework.sessions.workspace import Workspace
+from framework.tools.output import (
     DEFAULT_BUDGET,
     KEPT_LABEL,
     GovernedOutput,
     govern,
     quoted_snippets,
 )
-from framework.sessions.workspace import Workspace
 
 
 def numbered(count: int, width: int = 40) -> str:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from stub_openai import StubOpenAI
 
 from framework import Event, EventKind, Settings, Staffroom
-from framework.prompts.budget import estimate_tokens
+from framework.runtime.prompt_budget import estimate_tokens
 from framework.specs.model_spec import ModelSpec
 
 WINDOW = 4096

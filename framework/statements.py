@@ -3,15 +3,14 @@
 Used where no model is involved or wanted: the offline simulator (to call the ``memory``
 tool for simple preference statements), the extractive consolidation path, and a turn whose
 real model did not call the memory tool on such a statement (recorded as a fallback). The
-rules are deliberately few and literal; a real model handles everything else.
+rules are deliberately few and literal; a real model handles everything else. Pure text
+rules at the base level, so the simulator (models/) and memory/ both read them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from framework.memory.memory_file import MemoryChange, MemoryFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,14 +81,3 @@ def preferred_language(entries: list[str]) -> str | None:
         if key.strip() == LANGUAGE_KEY:
             return "en" if value.strip().lower() in ("english", "英文", "英语") else "zh"
     return None
-
-
-def remember_stated(memory: MemoryFile, text: str) -> list[MemoryChange]:
-    """Store the literal self-statements in ``text`` (see :func:`stated_facts`) in ``memory``.
-
-    The changes that did something; an entry already there is left as it is. For a model that
-    did not call the memory tool on such a statement (a weak one, or a server that ignores
-    tools); the caller records that this rule stood in.
-    """
-    changes = [memory.add(fact.section, fact.entry) for fact in stated_facts(text)]
-    return [c for c in changes if c.action != "unchanged"]

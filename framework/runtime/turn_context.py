@@ -1,4 +1,5 @@
-"""Assemble one turn's context: role card, announcement, SOP step, and the last N messages.
+"""Assemble one turn's context: role card, announcement, SOP step, MEMORY.md of the people
+present (as far as they may see it), HISTORY.md within its budget, and the last N messages.
 
 Nothing else from the past is sent, so the prompt stays the same size however long the
 session runs (the last messages are read from the end of the log, not the whole file).
@@ -19,12 +20,12 @@ from langgraph.config import get_stream_writer
 from framework.errors import InputError, StaffroomError
 from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
-from framework.memory.statements import preferred_language
 from framework.models.brief import StepBrief, TurnBrief, attach_brief
 from framework.names import is_name
-from framework.prompts.budget import Budget, estimate_tokens, fit_messages, make_budget
+from framework.runtime.prompt_budget import Budget, estimate_tokens, fit_messages, make_budget
 from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel
+from framework.statements import preferred_language
 
 if TYPE_CHECKING:
     from framework.runtime.deps import RoomDeps

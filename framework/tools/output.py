@@ -13,11 +13,19 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from framework.errors import StorageError
 from framework.sessions.workspace import Workspace
 
-__all__ = ["DEFAULT_BUDGET", "KEPT_LABEL", "GovernedOutput", "govern", "quoted_snippets"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "KEPT_LABEL",
+    "GovernedOutput",
+    "govern",
+    "model_view",
+    "quoted_snippets",
+]
 
 DEFAULT_BUDGET = 4000
 KEPT_LABEL = "[kept: quoted] "
@@ -227,3 +235,15 @@ class _Digest:
             right = newline + 1 if newline != -1 else right
             windows.append((left, right))
         return windows
+
+
+def model_view(result: dict[str, Any], call_event_id: str, workspace: Workspace) -> str:
+    """The text a model was shown for a tool result (spilling the full output if long)."""
+    return govern(
+        str(result["output"]),
+        budget=int(result["budget"]),
+        workspace=workspace,
+        tool=str(result["name"]),
+        call_id=call_event_id,
+        protect=list(result.get("protect") or []),
+    ).shown

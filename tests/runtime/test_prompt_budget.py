@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from framework.prompts.budget import (
+from framework.runtime.prompt_budget import (
     cut_text,
     estimate_tokens,
     fit_messages,
