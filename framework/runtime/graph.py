@@ -23,7 +23,7 @@ from framework.runtime.parallel import LanePayload, fan_out, join, lane
 from framework.runtime.recovery import snapshot
 from framework.runtime.routing import is_stop, parse_mentions
 from framework.runtime.selectors import select_speaker
-from framework.runtime.state import RoomState
+from framework.runtime.state import RoomState, entry_state
 from framework.runtime.turn import run_turn
 from framework.sessions.events import EventKind, new_event_id
 from framework.sop.extraction import is_save_request
@@ -68,21 +68,7 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
     if first_entry and plan.sop_ref:
         # Metrics count the room that ran on this version (once, even if entry is re-run).
         await deps.sops.store.record_reference(plan.sop_ref, str(deps.key), plan.scenario.humans[0])
-    return {
-        "epoch": epoch,
-        "entered": True,
-        "scenario": plan.scenario.id,
-        "sop": plan.sop_ref,
-        "steps": steps,
-        "step": 0,
-        "phase": "sop" if steps else "open",
-        "turns": 0,
-        "run_turns": 0,
-        "queue": [],
-        "deferred": [],
-        "consumed": [],
-        "last_speaker": None,
-    }
+    return entry_state(epoch, plan.scenario.id, plan.sop_ref, steps)
 
 
 async def _finish(

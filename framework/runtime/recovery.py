@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from framework.errors import StorageError
+from framework.runtime.state import entry_state
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
 
@@ -129,20 +130,9 @@ def rebuild_state(
                 "event predates the step record a rebuild needs"
             )
         steps = steps_now
+    scenario = entry.content.get("scenario") if isinstance(entry.content, dict) else None
     values: dict[str, Any] = {
-        "epoch": epoch,
-        "entered": True,
-        "scenario": entry.content.get("scenario") if isinstance(entry.content, dict) else None,
-        "sop": sop,
-        "steps": steps,
-        "step": 0,
-        "phase": "sop" if steps else "open",
-        "turns": 0,
-        "run_turns": 0,
-        "queue": [],
-        "deferred": [],
-        "consumed": [],
-        "last_speaker": None,
+        **entry_state(epoch, scenario, sop, steps),
         "last_error": None,
         "inbox": [],
         "current": None,

@@ -49,3 +49,24 @@ class RoomState(TypedDict, total=False):
     lanes: Annotated[list[dict[str, Any]], merge_lanes]
     """Results of the lanes of a parallel step, joined by the ``join`` node."""
     stop_reason: str | None
+
+
+def entry_state(
+    epoch: str, scenario: str | None, sop: str | None, steps: list[Any]
+) -> dict[str, Any]:
+    """The control state a room has right after entry (``enter``, and a rebuild from a log)."""
+    return {
+        "epoch": epoch,
+        "entered": True,
+        "scenario": scenario,
+        "sop": sop,
+        "steps": steps,
+        "step": 0,
+        "phase": "sop" if steps else "open",
+        "turns": 0,
+        "run_turns": 0,
+        "queue": [],
+        "deferred": [],
+        "consumed": [],
+        "last_speaker": None,
+    }

@@ -27,6 +27,14 @@ SOP_FUNCTION = "best_sop"
 """The function an announcement's ``sop`` template calls to insert the best SOP version."""
 
 
+def _person_names(value: list[str]) -> list[str]:
+    # People's names become folders (memory/{employee}/{name}/): they must stay inside.
+    for index, name in enumerate(value):
+        if not is_name(name):
+            raise spec_error(f"invalid name {name[:80]!r}", NAME_FIX, at=(index,))
+    return value
+
+
 class Announcement(BaseModel):
     """What the room posts at entry: fixed text plus an SOP slot filled at that moment."""
 
@@ -143,10 +151,7 @@ class ScenarioSettings(BaseModel):
     @classmethod
     def _reviewer_names(cls, value: list[str]) -> list[str]:
         # Reviewers are people: the same rule as humans, checked here rather than at review.
-        for index, name in enumerate(value):
-            if not is_name(name):
-                raise spec_error(f"invalid name {name[:80]!r}", NAME_FIX, at=(index,))
-        return value
+        return _person_names(value)
 
 
 class Scenario(SpecModel):
@@ -177,10 +182,7 @@ class Scenario(SpecModel):
     @classmethod
     def _safe_names(cls, value: list[str]) -> list[str]:
         # A person's name becomes a folder (memory/{employee}/{name}/): it must stay inside.
-        for index, name in enumerate(value):
-            if not is_name(name):
-                raise spec_error(f"invalid name {name[:80]!r}", NAME_FIX, at=(index,))
-        return value
+        return _person_names(value)
 
     @field_validator("participants")
     @classmethod
