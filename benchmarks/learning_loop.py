@@ -106,10 +106,8 @@ async def one_run(staff: Staffroom, n: int) -> tuple[str, int, bool]:
     verdict = "评分: 5/5 很好" if not lines else "评分: 2/5 流程不对"
     async for _ in room.post("\n".join([*lines, verdict]), author="author"):
         pass
-    outcome = next(
-        e for e in reversed(room.history()) if e.kind == EventKind.PLAN and "outcome" in e.content
-    )
-    return str(events[0].content["sop"]), len(lines), bool(outcome.content["outcome"]["success"])
+    outcome = next(e for e in reversed(room.history()) if e.kind == EventKind.FEEDBACK)
+    return str(events[0].content["sop"]), len(lines), bool(outcome.content["success"])
 
 
 async def loop(runs: int, feedback: bool) -> list[tuple[str, int, bool]]:

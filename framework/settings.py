@@ -62,6 +62,10 @@ class Settings(BaseModel):
     """Characters of HISTORY.md (newest lines first) put into each prompt."""
     consolidate_in_background: bool = True
     """Consolidate after each reply (in a background task) when the window is exceeded."""
+    session_idle: float = Field(default=1800.0, ge=0)
+    """Seconds of silence after which a session (room or DM) has ended: the next message
+    first closes it (``session_end`` hooks run), then starts a new one. 0: only
+    :meth:`Room.close` ends a session."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

@@ -35,11 +35,14 @@ from framework.models.offline import OfflineChatModel
 from framework.models.profile import ModelProfile, limits, profile_for
 from framework.names import check_name
 from framework.prompts.environment import PromptRenderer
-from framework.runtime.deps import RoomDeps
+from framework.runtime.builtins import default_extensions
+from framework.runtime.deps import RoomDeps, RoomModels
+from framework.runtime.extensions import Extensions
 from framework.runtime.graph import RoomGraph, build_graph
 from framework.runtime.plan import RoomPlan, compile_plan
 from framework.runtime.room import Room
 from framework.runtime.turn_context import system_prompt
+from framework.sessions.events import Event
 from framework.sessions.keys import Channel, SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
@@ -53,7 +56,6 @@ from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario
 from framework.specs.sop_text import render_steps
-from framework.tools.workspace import workspace_tools
 
 
 class Staffroom:
@@ -68,6 +70,7 @@ class Staffroom:
         model_factory: ModelFactory | None,
         sops: SopService,
         models: ModelRegistry | None = None,
+        extensions: Extensions | None = None,
     ) -> None:
         self.settings = settings
         self.sops = sops
@@ -86,6 +89,8 @@ class Staffroom:
         self.memory = MemoryStore(settings)
         self.models = models or ModelRegistry()
         """The project's named models (``models.yaml``)."""
+        self.extensions = extensions or default_extensions()
+        """Tools and hooks rooms get (the built-ins, plus what an embedder registers)."""
 
     @classmethod
     async def open(
@@ -95,10 +100,13 @@ class Staffroom:
         settings: Settings | None = None,
         project_dir: str | Path | None = None,
         model_factory: ModelFactory | None = None,
+        extensions: Extensions | None = None,
     ) -> Staffroom:
         """Open (creating if needed) the data folder; load the project's cards and scenarios.
 
-        ``model_factory`` lets an embedder hand any LangChain chat model to any employee.
+        ``model_factory`` lets an embedder hand any LangChain chat model to any employee;
+        ``extensions``: tools and hooks instead of the built-ins (start from
+        ``default_extensions()`` to keep them), or register on ``staff.extensions``.
         """
         settings = settings or Settings.from_env()
         if data_dir is not None:
@@ -133,7 +141,7 @@ class Staffroom:
             await conn.close()
             raise
         folder.record(CHECKPOINTS, SOPS)
-        return cls(settings, catalog, saver, conn, model_factory, sops, models)
+        return cls(settings, catalog, saver, conn, model_factory, sops, models, extensions)
 
     async def close(self) -> None:
         """Finish background work, then close the checkpoint database and session files."""
@@ -202,6 +210,18 @@ class Staffroom:
         key = SessionKey(Channel.DM, f"{user}@{card.id}")
         return self._room(key, compile_plan(scenario, self.catalog, {}))
 
+    async def close_idle(self) -> dict[str, list[Event]]:
+        """End the sessions of this process's rooms and DMs that have been silent for
+        ``Settings.session_idle`` seconds (what a long-running server calls now and then).
+
+        Returns the events each ended session caused, by session key.
+        """
+        ended: dict[str, list[Event]] = {}
+        for key, room in self._rooms.items():
+            if room.idle:
+                ended[key] = await room.close(reason="idle")
+        return ended
+
     async def recommendations(self, scope: str, *, exclude: Sequence[str] = ()) -> str:
         """Published SOPs in ``scope`` (``employee:<id>`` or ``scenario:<id>``) as text.
 
@@ -261,13 +281,11 @@ class Staffroom:
         workspace = self.sessions.workspace(key)
         registry = self._registry_for(plan.scenario)
         models: dict[str, BaseChatModel] = {}
-        labels: dict[str, str] = {}
         profiles: dict[str, ModelProfile] = {}
         for eid, card in plan.employees.items():
             spec, where = self._spec_for(plan.scenario, card)
             resolved = registry.resolve(spec, where=where)
             models[eid], profiles[eid] = self._model(resolved, eid)
-            labels[eid] = profiles[eid].label
         selector_spec = plan.scenario.settings.selector_model
         selector: BaseChatModel | None = None
         if selector_spec is None and plan.scenario.settings.selector == "model":
@@ -282,11 +300,9 @@ class Staffroom:
             plan=plan,
             log=self.sessions.log(key),
             workspace=workspace,
-            tools=workspace_tools(workspace),
-            models=models,
-            model_labels=labels,
-            profiles=profiles,
-            selector_model=selector,
+            tools=self.extensions.room_tools(plan.employees),
+            models=RoomModels(models, profiles, selector),
+            hooks=self.extensions.hooks,
             renderer=self._renderer,
             settings=self.settings,
             memory=self.memory,

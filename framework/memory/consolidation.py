@@ -16,6 +16,7 @@ why, which the report carries too.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -238,21 +239,28 @@ class Consolidator:
         """Unconsolidated messages, oldest first."""
         return find_pointer(self.log)[1]
 
-    async def run(self, *, force: bool = False) -> ConsolidationReport:
-        """Consolidate while due (or everything but the newest half-window, with ``force``)."""
+    async def run(self, *, force: bool = False, everything: bool = False) -> ConsolidationReport:
+        """Consolidate while due (``force``: all but the newest half-window; ``everything``:
+        all of it, as at the end of a session)."""
         report = ConsolidationReport(summarised_by=self.summarised_by)
+        keep = 0 if everything else self.window // 2
+        force = force or everything
         while True:
-            pending = self.pending()
-            keep = self.window // 2
+            pending = await asyncio.to_thread(self.pending)
             if len(pending) <= keep or (not force and len(pending) <= self.window):
                 return report
             batch = pending[: min(BATCH, len(pending) - keep)]
             await self._batch(batch, report)
 
     async def _batch(self, batch: list[Event], report: ConsolidationReport) -> None:
-        last = batch[-1]
         day = date.fromisoformat(batch[0].ts[:10])
         summary = await self.summarise(batch, day)
+        # The writes take file locks and fsync: off the event loop, as the memory tool does.
+        await asyncio.to_thread(self._write, batch, summary, report)
+
+    def _write(self, batch: list[Event], summary: Summary, report: ConsolidationReport) -> None:
+        last = batch[-1]
+        day = date.fromisoformat(batch[0].ts[:10])
         if summary.fallback is not None:
             # Said before anything is written; its id makes a redone batch say it once.
             said = {"what": "consolidation", "used": "extractive", "reason": summary.fallback}

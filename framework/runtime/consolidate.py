@@ -17,13 +17,13 @@ def consolidator_for(deps: RoomDeps) -> Consolidator:
     not a fallback). Facts go to the MEMORY.md of every employee in the session about the
     person who stated them.
     """
-    humans = set(deps.plan.scenario.humans)
-    employees = list(deps.plan.scenario.participants)
-    model = deps.models[employees[0]]
+    humans = set(deps.plan.humans)
+    employees = deps.plan.participants
+    model = deps.models.chat[employees[0]]
     if isinstance(model, SimulatedChatModel):
         summariser, by = extractive_summariser(humans), OFFLINE_SUMMARY
     else:
-        profile = deps.profiles[employees[0]]
+        profile = deps.models.profiles[employees[0]]
         summariser = model_summariser(
             model,
             deps.renderer,
@@ -38,7 +38,7 @@ def consolidator_for(deps: RoomDeps) -> Consolidator:
         history=deps.memory.history(deps.key),
         memory_for=deps.memory.memory,
         employees=employees,
-        window=deps.plan.scenario.settings.memory_window,
+        window=deps.plan.settings.memory_window,
         summarise=summariser,
         summarised_by=by,
     )

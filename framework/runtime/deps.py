@@ -2,63 +2,54 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from framework.memory.store import MemoryStore
 from framework.models.profile import ModelProfile
 from framework.prompts.environment import PromptRenderer
+from framework.runtime.hooks import Hooks
 from framework.runtime.plan import RoomPlan
-from framework.sessions.events import Event, EventKind, make_event
+from framework.runtime.room_tools import RoomTools
+from framework.runtime.sink import EventSink
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import SessionKey
 from framework.sessions.workspace import Workspace
 from framework.settings import Settings
 from framework.sop.service import SopService
-from framework.tools.base import Tool
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class RoomModels:
+    """One chat model per employee (and the selector's), with what each can take."""
+
+    chat: dict[str, BaseChatModel]
+    profiles: dict[str, ModelProfile]
+    """Per employee id (and ``selector``): label, window, output cap, roles, JSON mode."""
+    selector: BaseChatModel | None = None
+
+    def label(self, employee: str) -> str:
+        """The model's label as shown to people (``simulated``, ``openai:gpt-4o-mini``)."""
+        return self.profiles[employee].label
+
+
+@dataclass(frozen=True, slots=True)
 class RoomDeps:
-    """A room's collaborators: plan, history, workspace, tools and one model per employee."""
+    """A room's collaborators: its plan, history, workspace, tools, models and hooks."""
 
     key: SessionKey
     plan: RoomPlan
     log: JsonlLog
     workspace: Workspace
-    tools: dict[str, Tool]
-    models: dict[str, BaseChatModel]
-    model_labels: dict[str, str]
-    profiles: dict[str, ModelProfile]
-    """Per employee id (and ``selector``): window, output cap, roles, JSON mode."""
-    selector_model: BaseChatModel | None
+    tools: RoomTools
+    models: RoomModels
+    hooks: Hooks
     renderer: PromptRenderer
     settings: Settings
     memory: MemoryStore
     sops: SopService
 
-    def emit(
-        self,
-        writer: Callable[[Any], None],
-        kind: EventKind,
-        author: str,
-        content: Any,
-        *,
-        id: str,
-        meta: dict[str, Any] | None = None,
-        text_offsets: list[int] | None = None,
-    ) -> Event:
-        """Append an event to the log and, when it is new, stream it to the caller.
-
-        Ids are deterministic per node run, so a node re-run after a crash re-appends the
-        same ids, which the log skips, and nothing is shown or stored twice.
-        """
-        event = make_event(
-            str(self.key), kind, author, content, id=id, meta=meta, text_offsets=text_offsets
-        )
-        if self.log.append(event):
-            writer(event)
-        return event
+    def sink(self) -> EventSink:
+        """An event sink for this session that streams nowhere (bind a node's writer to it)."""
+        return EventSink(str(self.key), self.log)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from framework.models.simulator import SimulatedChatModel
 from framework.runtime.deps import RoomDeps
+from framework.runtime.sink import EventSink
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
@@ -21,9 +22,7 @@ def run_events(log: JsonlLog, entry_id: str) -> list[Event]:
     return log.tail_until(lambda e: e.id == entry_id)
 
 
-async def close_run(
-    deps: RoomDeps, writer: Callable[[Any], None], state: Mapping[str, Any], reason: str
-) -> None:
+async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], reason: str) -> None:
     """Record the run's outcome (once) and, by the scenario's policy, propose the next version."""
     sop_ref = state.get("sop")
     epoch = state["epoch"]
@@ -34,17 +33,17 @@ async def close_run(
     outcome = run_outcome(
         events, sop_ref=sop_ref, session=str(deps.key), reason=reason, workspace=deps.workspace.root
     )
-    settings = deps.plan.scenario.settings
+    settings = deps.plan.settings
     # The room's first employee's model revises; the simulator uses the rules instead.
-    first = deps.plan.scenario.participants[0]
-    model = deps.models[first]
+    first = deps.plan.participants[0]
+    model = deps.models.chat[first]
     reviser = (
         rule_reviser
         if isinstance(model, SimulatedChatModel)
         else model_reviser(
             model,
             deps.renderer,
-            deps.profiles[first],
+            deps.models.profiles[first],
             retries=deps.settings.model_retries,
             backoff=deps.settings.model_backoff,
         )
@@ -60,31 +59,32 @@ async def close_run(
     for proposal in proposals:
         if proposal.fallback is not None:  # the rules stood in for the model: say why
             used = {"what": "sop_revision", "used": "rules", "reason": proposal.fallback}
-            deps.emit(writer, EventKind.FALLBACK, "system", used, id=f"{epoch}-fallback-sop")
-    content: dict[str, Any] = {
-        "outcome": {
-            "sop": sop_ref,
-            "success": outcome.success,
-            "score": outcome.score,
-            "corrections": len(outcome.corrections),
-            "off_sop_turns": outcome.off_sop_turns,
-            "human_interventions": outcome.human_interventions,
-            "duration_s": round(outcome.duration_s, 3),
-            "failures": list(outcome.failures),  # why the run lacks evidence of work
-        }
-    }
+            sink.emit(EventKind.FALLBACK, "system", used, id=f"{epoch}-fallback-sop")
     if revision is not None:
-        content["revision"] = {
+        proposed = {
             "sop": revision.version.ref,
             "status": str(revision.version.status),
             "why": revision.version.change_log[-1].why,
             "edits": [describe(op) for op in revision.ops],
             "reviewers": list(settings.sop_reviewers),
         }
-    deps.emit(writer, EventKind.PLAN, "system", content, id=done_id, meta={"sop": sop_ref})
+        meta = {"sop": sop_ref, "run": done_id}
+        sink.emit(EventKind.REVISION, "system", proposed, id=f"{epoch}-revision", meta=meta)
+    measured = {
+        "sop": sop_ref,
+        "success": outcome.success,
+        "score": outcome.score,
+        "corrections": len(outcome.corrections),
+        "off_sop_turns": outcome.off_sop_turns,
+        "human_interventions": outcome.human_interventions,
+        "duration_s": round(outcome.duration_s, 3),
+        "failures": list(outcome.failures),  # why the run lacks evidence of work
+    }
+    # Last: its id marks the run's feedback as recorded.
+    sink.emit(EventKind.FEEDBACK, "system", measured, id=done_id, meta={"sop": sop_ref})
 
 
-async def save_as_sop(deps: RoomDeps, writer: Callable[[Any], None], message_id: str) -> None:
+async def save_as_sop(deps: RoomDeps, sink: EventSink, message_id: str) -> None:
     """A person asked to keep this way of working: store an SOP draft distilled from the session.
 
     In a room the draft is the next version of the room's SOP (or a new ``<scenario>-practice``
@@ -96,7 +96,7 @@ async def save_as_sop(deps: RoomDeps, writer: Callable[[Any], None], message_id:
         return
     scenario = deps.plan.scenario
     if deps.key.channel == Channel.DM:
-        employee = scenario.participants[0]
+        employee = deps.plan.participants[0]
         sop_id, scope = f"{employee}-practice", f"employee:{employee}"
     elif deps.plan.sop is not None:
         sop_id, scope = deps.plan.sop.sop_id, deps.plan.sop.scope
@@ -119,6 +119,5 @@ async def save_as_sop(deps: RoomDeps, writer: Callable[[Any], None], message_id:
             "review": f"staffroom sop show {stored.ref}; "
             f"staffroom sop approve {stored.ref} --by NAME",
         }
-    deps.emit(
-        writer, EventKind.PLAN, "system", content, id=done_id, meta={"sop": content["extracted"]}
-    )
+    meta = {"sop": content["extracted"]}
+    sink.emit(EventKind.EXTRACTION, "system", content, id=done_id, meta=meta)

@@ -18,17 +18,22 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from framework.runtime.deps import RoomDeps
-from framework.runtime.feedback import close_run, save_as_sop
+from framework.runtime.hooks import HookCall, HookPoint, RunEnd
 from framework.runtime.parallel import LanePayload, fan_out, join, lane
 from framework.runtime.recovery import snapshot
 from framework.runtime.routing import is_stop, parse_mentions
 from framework.runtime.selectors import select_speaker
-from framework.runtime.state import RoomState, entry_state
+from framework.runtime.sink import EventSink
+from framework.runtime.state import Pick, RoomState, Why, entry_state, make_pick
 from framework.runtime.turn import run_turn
 from framework.sessions.events import EventKind, new_event_id
-from framework.sop.extraction import is_save_request
 
 RoomGraph = CompiledStateGraph[RoomState, RoomDeps, RoomState, RoomState]
+
+
+def _sink(runtime: Runtime[RoomDeps]) -> EventSink:
+    """The node's event sink: the room's log, streamed to whoever drives the run."""
+    return runtime.context.sink().streaming_to(runtime.stream_writer)
 
 
 def _epoch(deps: RoomDeps) -> str:
@@ -54,29 +59,28 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
         "title": plan.scenario.title,
         "announcement": plan.announcement,
         "sop": plan.sop_ref,
-        "participants": list(plan.scenario.participants),
-        "humans": list(plan.scenario.humans),
+        "participants": plan.participants,
+        "humans": plan.humans,
     }
     steps = [s.to_state() for s in plan.steps]
     # The steps taken at entry go in the log too: a room whose checkpoint is lost is
     # rebuilt from its log (runtime/recovery.py), on the version it entered on.
     meta = {"entry": True, "epoch": epoch, "sop": plan.sop_ref, "steps": steps}
     first_entry = not deps.log.has(f"{epoch}-entry")
-    deps.emit(
-        runtime.stream_writer, EventKind.PLAN, "system", content, id=f"{epoch}-entry", meta=meta
-    )
+    _sink(runtime).emit(EventKind.PLAN, "system", content, id=f"{epoch}-entry", meta=meta)
     if first_entry and plan.sop_ref:
         # Metrics count the room that ran on this version (once, even if entry is re-run).
-        await deps.sops.store.record_reference(plan.sop_ref, str(deps.key), plan.scenario.humans[0])
+        await deps.sops.store.record_reference(plan.sop_ref, str(deps.key), plan.humans[0])
     return entry_state(epoch, plan.scenario.id, plan.sop_ref, steps)
 
 
 async def _finish(
-    state: Mapping[str, Any], deps: RoomDeps, writer: Any, reason: str, id_suffix: str
+    state: Mapping[str, Any], deps: RoomDeps, sink: EventSink, reason: str, id_suffix: str
 ) -> Command[Any]:
-    if state.get("phase") in ("sop", "wrapup"):
-        # The end of an SOP run: the group's outcome feeds the next version.
-        await close_run(deps, writer, state, reason)
+    # The end of a run: hooks first (the SOP feedback: the group's outcome feeds the next
+    # version), then the outcome event that closes it.
+    end = RunEnd(reason=reason, state=state)
+    await deps.hooks.run(HookCall(HookPoint.RUN_END, deps, sink, id=str(state["epoch"]), run=end))
     content = {
         "reason": reason,
         "sop": state.get("sop"),
@@ -84,8 +88,7 @@ async def _finish(
         "steps_total": len(state.get("steps", [])),
         "turns": state.get("turns", 0),
     }
-    deps.emit(
-        writer,
+    sink.emit(
         EventKind.OUTCOME,
         "system",
         content,
@@ -98,8 +101,8 @@ async def _finish(
 
 async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     """Pick the next speaker, wait, or end."""
-    deps, writer = runtime.context, runtime.stream_writer
-    settings = deps.plan.scenario.settings
+    deps, sink = runtime.context, _sink(runtime)
+    settings = deps.plan.settings
     phase, queue, deferred = state["phase"], list(state["queue"]), list(state["deferred"])
     consumed, run_turns = list(state["consumed"]), state["run_turns"]
     update: dict[str, Any] = {"inbox": []}
@@ -108,15 +111,12 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             continue  # a redelivered message was already routed
         consumed = [*consumed, msg["id"]][-50:]
         run_turns = 0
-        if is_save_request(msg["content"]):
-            await save_as_sop(deps, writer, msg["id"])
+        call = HookCall(HookPoint.MESSAGE, deps, sink, id=str(msg["id"]), message=msg)
+        await deps.hooks.run(call)
         if is_stop(msg["content"], settings.stop_words):
-            return await _finish(
-                {**state, **update}, deps, writer, "stop_word", f"stop-{msg['id']}"
-            )
+            return await _finish({**state, **update}, deps, sink, "stop_word", f"stop-{msg['id']}")
         picks = [
-            {"employee": e, "why": "mention", "step": None}
-            for e in parse_mentions(msg["content"], deps.plan.employees)
+            make_pick(e, Why.MENTION) for e in parse_mentions(msg["content"], deps.plan.employees)
         ]
         if phase == "sop":
             deferred += [p for p in picks if p not in deferred]
@@ -124,9 +124,7 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             queue += picks
         elif len(deps.plan.employees) == 1:
             # A DM (or a one-employee room): nobody to choose between.
-            queue.append(
-                {"employee": next(iter(deps.plan.employees)), "why": "direct", "step": None}
-            )
+            queue.append(make_pick(deps.plan.participants[0], Why.DIRECT))
         else:
             chosen, note = await select_speaker(
                 deps, last_speaker=state.get("last_speaker"), last_text=msg["content"]
@@ -134,17 +132,17 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             if note:  # round robin stood in for the selector model: record why
                 used = {"what": "selector", "used": "round_robin", "reason": note}
                 fid = f"{state['epoch']}-{msg['id']}-select"
-                deps.emit(writer, EventKind.FALLBACK, "system", used, id=fid)
+                sink.emit(EventKind.FALLBACK, "system", used, id=fid)
                 note = f"round robin: {note}"
-            queue.append({"employee": chosen, "why": "selector", "step": None, "note": note})
+            queue.append(make_pick(chosen, Why.SELECTOR, note=note))
     update.update(consumed=consumed, run_turns=run_turns, queue=queue, deferred=deferred)
     merged = {**state, **update}
     if run_turns >= settings.max_turns:
-        return await _finish(merged, deps, writer, "max_turns", f"t{state['turns']:04d}-max")
+        return await _finish(merged, deps, sink, "max_turns", f"t{state['turns']:04d}-max")
     if not queue and phase == "sop" and state["step"] < len(state["steps"]):
-        step = state["steps"][state["step"]]
-        deps.emit(
-            writer,
+        index = state["step"]
+        step = state["steps"][index]
+        sink.emit(
             EventKind.SOP_STEP,
             "system",
             step,
@@ -152,10 +150,8 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             meta={"sop": state.get("sop"), "step": step["n"]},
         )
         if step.get("parallel") and len(step["speakers"]) > 1:
-            return fan_out(state, state["step"], update)
-        queue = [
-            {"employee": e, "why": "sop_step", "step": state["step"]} for e in step["speakers"]
-        ]
+            return fan_out(state, index, update)
+        queue = [make_pick(e, Why.SOP_STEP, index) for e in step["speakers"]]
     elif not queue and phase == "sop":
         update["phase"] = phase = "wrapup"
         queue, update["deferred"] = deferred, []
@@ -163,19 +159,23 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         update.update(current=queue[0], queue=queue[1:])
         return Command(goto="turn", update=update)
     if phase == "wrapup":
-        return await _finish(merged, deps, writer, "sop_complete", "sop-complete")
+        return await _finish(merged, deps, sink, "sop_complete", "sop-complete")
     return Command(goto=END, update=update)
 
 
 async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     """One employee turn, then back to routing (or to a human when the step waits)."""
-    deps = runtime.context
-    pick = state["current"] or {}
-    is_step = pick.get("why") == "sop_step"
-    step = state["steps"][pick["step"]] if is_step else None
+    pick: Pick | None = state["current"]
+    assert pick is not None, "route sets the pick before every turn"
+    index = pick["step"] if pick["why"] == Why.SOP_STEP else None
+    step = state["steps"][index] if index is not None else None
     turns = state["turns"]
     result = await run_turn(
-        deps, runtime.stream_writer, pick=pick, step=step, prefix=f"{state['epoch']}-t{turns:04d}"
+        runtime.context,
+        _sink(runtime),
+        pick=pick,
+        step=step,
+        prefix=f"{state['epoch']}-t{turns:04d}",
     )
     update: dict[str, Any] = {
         "turns": turns + 1,
@@ -184,12 +184,12 @@ async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         "current": None,
         "last_error": result.error or ("model_error" if not result.ok else None),
     }
-    if not result.ok and is_step:
+    if not result.ok and index is not None:
         # Retry the step once a person has seen the error and answered.
         update["queue"] = [pick, *state["queue"]]
         return Command(goto="human", update=update)
-    if is_step and step is not None and not state["queue"]:
-        update["step"] = pick["step"] + 1
+    if index is not None and step is not None and not state["queue"]:
+        update["step"] = index + 1
         if step["waits_for_input"]:
             return Command(goto="human", update=update)
     return Command(goto="route", update=update)
@@ -202,14 +202,13 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     reason = "model_error" if error else "waits_for_input"
     steps, done = state["steps"], state["step"]
     payload = {
-        "waiting_for": list(deps.plan.scenario.humans),
+        "waiting_for": deps.plan.humans,
         "reason": reason,
         "after_step": steps[done - 1]["n"] if done and steps else None,
     }
     if isinstance(error, str):
         payload["error"] = error
-    deps.emit(
-        runtime.stream_writer,
+    _sink(runtime).emit(
         EventKind.WAIT,
         "system",
         payload,

@@ -14,15 +14,15 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from framework.runtime.deps import RoomDeps
-from framework.runtime.state import RoomState
+from framework.runtime.state import Pick, RoomState, StepState, Why, make_pick
 from framework.runtime.turn import run_turn
 
 
 class LanePayload(TypedDict):
     """What a ``Send`` hands one lane."""
 
-    pick: dict[str, Any]
-    step: dict[str, Any]
+    pick: Pick
+    step: StepState
     prefix: str
 
 
@@ -33,7 +33,7 @@ def fan_out(state: RoomState, step_index: int, update: dict[str, Any]) -> Comman
         Send(
             "lane",
             LanePayload(
-                pick={"employee": employee, "why": "sop_step", "step": step_index},
+                pick=make_pick(employee, Why.SOP_STEP, step_index),
                 step=step,
                 prefix=f"{state['epoch']}-t{state['turns']:04d}-p{lane}",
             ),
@@ -45,12 +45,14 @@ def fan_out(state: RoomState, step_index: int, update: dict[str, Any]) -> Comman
 
 async def lane(payload: LanePayload, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
     """One speaker's turn of a parallel step."""
+    prefix = payload["prefix"]
     result = await run_turn(
         runtime.context,
-        runtime.stream_writer,
+        runtime.context.sink().streaming_to(runtime.stream_writer),
         pick=payload["pick"],
         step=payload["step"],
-        prefix=payload["prefix"],
+        prefix=prefix,
+        parallel_step=prefix.rpartition("-p")[0],  # the lanes of one step share file claims
     )
     lane_result = {"employee": payload["pick"]["employee"], "ok": result.ok, "error": result.error}
     return {"lanes": [lane_result]}

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from framework.errors import PromptTemplateError, ScenarioError
 from framework.language import language_of
 from framework.prompts.sandbox import render_string
+from framework.runtime.state import StepState
 from framework.sop.model import SopVersion
 from framework.specs.catalog import Catalog
 from framework.specs.employee import EmployeeCard
-from framework.specs.scenario import Scenario
+from framework.specs.scenario import Scenario, ScenarioSettings
 from framework.specs.sop_text import render_steps
 
 
@@ -36,7 +36,7 @@ class PlanStep:
     produces: list[str] = field(default_factory=list)
     """Workspace files the step must leave behind; checked when the run's outcome is taken."""
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> StepState:
         """Plain dict for the checkpoint (and the ``sop_step`` event).
 
         Checkpoints written before steps declared products have no ``produces`` key:
@@ -63,6 +63,21 @@ class RoomPlan:
     announcement: str
     sop: SopVersion | None
     steps: list[PlanStep]
+
+    @property
+    def settings(self) -> ScenarioSettings:
+        """The room's scenario settings (turn caps, stop words, memory window, SOP policy)."""
+        return self.scenario.settings
+
+    @property
+    def humans(self) -> list[str]:
+        """The people of the room (a DM: its user)."""
+        return list(self.scenario.humans)
+
+    @property
+    def participants(self) -> list[str]:
+        """The employees of the room, in the scenario's order."""
+        return list(self.scenario.participants)
 
     @property
     def sop_ref(self) -> str | None:

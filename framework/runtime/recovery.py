@@ -16,6 +16,7 @@ skips, so nothing is stored or shown twice.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,7 +110,7 @@ _TURN_ID = re.compile(r"-t(\d{4})-(\d\d|msg)$")
 
 
 def rebuild_state(
-    events: list[Event], steps_now: list[dict[str, Any]], sop_now: str | None
+    events: list[Event], steps_now: Sequence[Mapping[str, Any]], sop_now: str | None
 ) -> Rebuilt | None:
     """The room's control state as its log records it; None if the room never entered.
 
@@ -129,7 +130,7 @@ def rebuild_state(
                 f"the room entered on {sop}, its scenario now runs {sop_now}, and its entry "
                 "event predates the step record a rebuild needs"
             )
-        steps = steps_now
+        steps = list(steps_now)
     scenario = entry.content.get("scenario") if isinstance(entry.content, dict) else None
     values: dict[str, Any] = {
         **entry_state(epoch, scenario, sop, steps),

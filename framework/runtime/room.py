@@ -1,9 +1,14 @@
 """Room and DM handles: post a message, iterate the events it causes.
 
 A handle delegates: the graph (``runtime/graph.py``) decides and runs turns, the JSONL log
-(``sessions/jsonl_log.py``) stores what happened. One run at a time per room: an asyncio lock
-inside the process and a file lock across processes, so two processes never drive one room
-at once (either may still append to its history).
+(``sessions/jsonl_log.py``) stores what happened, registered hooks (``runtime/hooks.py``) do
+the work around them. One run at a time per room: an asyncio lock inside the process and a
+file lock across processes, so two processes never drive one room at once (either may still
+append to its history).
+
+A session ends with :meth:`Room.close`, or by itself after ``Settings.session_idle`` seconds
+of silence (noticed when the next message comes); either way a ``session_end`` event marks
+the end in the log and the ``session_end`` hooks run once for it.
 """
 
 from __future__ import annotations
@@ -22,12 +27,17 @@ from langgraph.types import Command, StateSnapshot
 
 from framework.errors import InputError, RoomBusyError, StorageError
 from framework.memory.consolidation import ConsolidationReport
+from framework.models.profile import ModelProfile
 from framework.names import check_name
 from framework.runtime.consolidate import consolidator_for
 from framework.runtime.deps import RoomDeps
 from framework.runtime.graph import RoomGraph
+from framework.runtime.hooks import HookCall, HookPoint
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
+from framework.runtime.session_end import end_session, is_idle
 from framework.sessions.events import Event, EventKind, make_event
+from framework.sessions.workspace import Workspace
+from framework.specs.scenario import ScenarioSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +80,7 @@ class Room:
     """A group (or one-to-one) conversation bound to a scenario. Get one from ``Staffroom``."""
 
     def __init__(self, deps: RoomDeps, graph: RoomGraph, lock_path: Path) -> None:
-        self.deps = deps
+        self._deps = deps
         self._graph = graph
         self._config: Any = {"configurable": {"thread_id": str(deps.key)}}
         self._local_lock = asyncio.Lock()
@@ -80,16 +90,65 @@ class Room:
     @property
     def key(self) -> str:
         """Session key, e.g. ``room:launch-42`` or ``dm:alice@pm``."""
-        return str(self.deps.key)
+        return str(self._deps.key)
 
     @property
     def scenario_id(self) -> str:
         """The scenario this room runs."""
-        return self.deps.plan.scenario.id
+        return self._deps.plan.scenario.id
+
+    @property
+    def participants(self) -> list[str]:
+        """The employees of the room (ids, in the scenario's order)."""
+        return self._deps.plan.participants
+
+    @property
+    def humans(self) -> list[str]:
+        """The people of the room (a DM: its user); the first is the default author."""
+        return self._deps.plan.humans
+
+    @property
+    def display_names(self) -> dict[str, str]:
+        """Employee id -> the name shown in the room."""
+        return {eid: card.display_name for eid, card in self._deps.plan.employees.items()}
+
+    @property
+    def model_labels(self) -> dict[str, str]:
+        """Employee id -> the label of the model it thinks with (``simulated`` offline)."""
+        return {eid: self._deps.models.label(eid) for eid in self._deps.plan.employees}
+
+    @property
+    def model_profiles(self) -> dict[str, ModelProfile]:
+        """Employee id -> what its model can take (where it is, window, output cap, roles)."""
+        return {eid: self._deps.models.profiles[eid] for eid in self._deps.plan.employees}
+
+    @property
+    def sop_ref(self) -> str | None:
+        """``id@version`` of the SOP this room enters on (the best version when built)."""
+        return self._deps.plan.sop_ref
+
+    @property
+    def settings(self) -> ScenarioSettings:
+        """The scenario's settings for this room (turn cap, stop words, memory window...)."""
+        return self._deps.plan.settings
+
+    @property
+    def workspace(self) -> Workspace:
+        """The folder the room's employees share (its files are the room's work)."""
+        return self._deps.workspace
+
+    @property
+    def idle(self) -> bool:
+        """Whether the session is open and silent past ``Settings.session_idle``."""
+        return is_idle(self._deps)
+
+    def tools(self, employee: str) -> list[str]:
+        """The tools ``employee`` holds in this room (built-in and registered)."""
+        return self._deps.tools.names(employee)
 
     def history(self, last: int | None = None) -> list[Event]:
         """Events of this session (the last ``last`` ones, read from the end of the file)."""
-        return self.deps.log.tail(last) if last is not None else self.deps.log.read_all()
+        return self._deps.log.tail(last) if last is not None else self._deps.log.read_all()
 
     async def status(self) -> RoomStatus:
         """The room's control state from its checkpoint."""
@@ -103,7 +162,7 @@ class Room:
             entered=bool(values.get("entered")),
             phase=values.get("phase"),
             waiting=waiting,
-            waiting_for=list(self.deps.plan.scenario.humans) if waiting else [],
+            waiting_for=self._deps.plan.humans if waiting else [],
             step=int(values.get("step", 0)),
             steps_total=len(values.get("steps", [])),
             turns=int(values.get("turns", 0)),
@@ -118,7 +177,7 @@ class Room:
         async with self._running():
             async for event in self._drive(None):
                 yield event
-        self._after_reply()
+        self._in_background()
 
     async def post(
         self, text: str, *, author: str | None = None, message_id: str | None = None
@@ -128,7 +187,7 @@ class Room:
         ``message_id`` lets a chat-bot platform's own id make redelivery harmless: a message
         whose id is already in the history is not stored or answered again.
         """
-        humans = self.deps.plan.scenario.humans
+        humans = self._deps.plan.humans
         who = check_name(humans[0] if author is None else author, field="author")
         if not text.strip():
             raise InputError(
@@ -136,17 +195,22 @@ class Room:
             )
         async with self._running():
             await self._checked()  # before storing: a message must not land in a broken room
+            log = self._deps.log
+            if message_id is None or not log.has(message_id):
+                # After a long silence the session has ended: close it before this message.
+                for ended in await self._end_if_idle():
+                    yield ended
             event = make_event(
                 self.key, EventKind.MESSAGE, who, text, id=message_id, meta={"human": True}
             )
-            if self.deps.log.append(event):
-                self.deps.log.sync()
+            if log.append(event):
+                log.sync()
                 yield event
             elif await self._already_routed(event.id):
                 return
             async for produced in self._drive({"id": event.id, "author": who, "content": text}):
                 yield produced
-        self._after_reply()
+        self._in_background()
 
     async def retry(self) -> AsyncIterator[Event]:
         """Retry the step a model error paused, without posting anything (after a fix).
@@ -160,7 +224,18 @@ class Room:
                 return
             async for event in self._stream(Command(resume={"retry": True})):
                 yield event
-        self._after_reply()
+        self._in_background()
+
+    async def close(self, *, reason: str = "closed") -> list[Event]:
+        """End the session now: run the ``session_end`` hooks once, then log its end.
+
+        Returns the events this caused (hook events, then the ``session_end`` event); none
+        when the session has already ended and nothing was said since. The room stays
+        usable: the next message starts a new session.
+        """
+        await self.drain()
+        async with self._running():
+            return await end_session(self._deps, reason)
 
     async def consolidate(self, *, force: bool = False) -> ConsolidationReport:
         """Fold old turns into HISTORY.md and MEMORY.md now (``force``: even below the window).
@@ -168,34 +243,33 @@ class Room:
         This is what runs in the background after replies; it waits for that first.
         """
         await self.drain()
-        return await consolidator_for(self.deps).run(force=force)
+        return await consolidator_for(self._deps).run(force=force)
 
     async def drain(self) -> None:
-        """Wait for background work (consolidation) started by earlier replies."""
+        """Wait for background work (``background`` hooks) started by earlier replies.
+
+        A hook's recorded failure is an ``error`` event; a bug in one is raised here.
+        """
         task, self._background = self._background, None
         if task is not None:
             await task
 
-    def _after_reply(self) -> None:
-        # After the reply has been yielded, so consolidation never delays it.
-        if not self.deps.settings.consolidate_in_background:
-            return
+    def _in_background(self) -> None:
+        # After the reply has been yielded, so background work never delays it.
         if self._background is None or self._background.done():
-            self._background = asyncio.create_task(self._consolidate_if_due())
+            self._background = asyncio.create_task(self._background_hooks())
 
-    async def _consolidate_if_due(self) -> None:
-        consolidator = consolidator_for(self.deps)
-        try:
-            await consolidator.run()  # returns at once while under the window
-        except Exception as exc:  # recorded for the user; the room carries on
-            self.deps.log.append(
-                make_event(
-                    self.key,
-                    EventKind.ERROR,
-                    "system",
-                    {"error": "consolidation_failed", "detail": f"{type(exc).__name__}: {exc}"},
-                )
-            )
+    async def _background_hooks(self) -> None:
+        deps = self._deps
+        last = deps.log.tail(1)
+        point_id = f"bg-{last[0].id}" if last else "bg"
+        await deps.hooks.run(HookCall(HookPoint.BACKGROUND, deps, deps.sink(), id=point_id))
+
+    async def _end_if_idle(self) -> list[Event]:
+        if not is_idle(self._deps):
+            return []
+        await self.drain()
+        return await end_session(self._deps, "idle")
 
     async def _already_routed(self, message_id: str) -> bool:
         snap = await self._graph.aget_state(self._config)
@@ -210,9 +284,9 @@ class Room:
         """
         async with self._running():
             snap = await self._graph.aget_state(self._config)
-            before = integrity_problem(dict(snap.values or {}), self.deps.log)
-            events = self.deps.log.read_all()
-            plan = self.deps.plan
+            before = integrity_problem(dict(snap.values or {}), self._deps.log)
+            events = self._deps.log.read_all()
+            plan = self._deps.plan
             steps = [s.to_state() for s in plan.steps]
             rebuilt = rebuild_state(events, steps, plan.sop_ref)  # may raise RebuildError
             if rebuilt is not None and rebuilt.values.get("scenario") not in (
@@ -245,7 +319,7 @@ class Room:
 
     async def _checked(self) -> StateSnapshot:
         snap = await self._graph.aget_state(self._config)
-        problem = integrity_problem(dict(snap.values or {}), self.deps.log)
+        problem = integrity_problem(dict(snap.values or {}), self._deps.log)
         if problem is not None:
             raise StorageError(
                 f"room {self.key}: {problem}. Nothing was run or stored. Restore the lost file "
@@ -280,7 +354,7 @@ class Room:
 
     async def _stream(self, payload: Any) -> AsyncIterator[Event]:
         async for item in self._graph.astream(
-            payload, self._config, context=self.deps, stream_mode="custom"
+            payload, self._config, context=self._deps, stream_mode="custom"
         ):
             if isinstance(item, Event):
                 yield item
@@ -298,7 +372,7 @@ class _RunLock:
     async def __aenter__(self) -> None:
         await self.room._local_lock.acquire()
         try:
-            await self.room._file_lock.acquire(timeout=self.room.deps.settings.run_lock_timeout)
+            await self.room._file_lock.acquire(timeout=self.room._deps.settings.run_lock_timeout)
         except LockTimeout as exc:
             self.room._local_lock.release()
             raise RoomBusyError(

@@ -40,11 +40,10 @@ async def select_speaker(
     deps: RoomDeps, *, last_speaker: str | None, last_text: str
 ) -> tuple[str, str | None]:
     """``(employee id, fallback reason)``: the reason is set when round robin stood in."""
-    scenario = deps.plan.scenario
-    participants = list(scenario.participants)
+    participants = deps.plan.participants
     fallback = round_robin(participants, last_speaker)
-    model = deps.selector_model
-    if scenario.settings.selector != "model" or model is None or len(participants) == 1:
+    model = deps.models.selector
+    if deps.plan.settings.selector != "model" or model is None or len(participants) == 1:
         return fallback, None
     cards = deps.plan.employees
     brief = TurnBrief(
@@ -73,7 +72,7 @@ async def select_speaker(
             return None
         return schema(speaker=picked)
 
-    profile = deps.profiles.get("selector") or ModelProfile(label="selector")
+    profile = deps.models.profiles.get("selector") or ModelProfile(label="selector")
     # The message decides who answers; its head and tail are enough, and a long one must
     # not overflow a small selector model's window.
     said = cut_text(last_text, profile.input_budget // 2, "cut for the selector")

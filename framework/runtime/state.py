@@ -2,7 +2,63 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from enum import StrEnum
+from typing import Annotated, Any, NotRequired, TypedDict
+
+
+class Why(StrEnum):
+    """Why an employee speaks (a pick's ``why``, and its message's ``meta.why``)."""
+
+    SOP_STEP = "sop_step"
+    """Its SOP step is due."""
+    MENTION = "mention"
+    """A person @mentioned it."""
+    SELECTOR = "selector"
+    """The selector (a model, or round robin) chose it to answer."""
+    DIRECT = "direct"
+    """It is the only employee present (a DM)."""
+
+
+class StepState(TypedDict):
+    """One SOP step as the checkpoint keeps it (a snapshot taken at entry).
+
+    ``n`` is the step's 1-based number as people see it; the state's ``step`` is the
+    0-based index of the next step to run.
+    """
+
+    n: int
+    speakers: list[str]
+    do: str
+    tools: list[str]
+    fallback: str | None
+    waits_for_input: bool
+    parallel: bool
+    produces: NotRequired[list[str]]
+    """Absent in checkpoints from before steps declared products."""
+
+
+class Pick(TypedDict):
+    """Who speaks next and why: queued by routing, taken by a turn.
+
+    ``why`` holds a :class:`Why` value as a plain string, so checkpoints stay plain data.
+    """
+
+    employee: str
+    why: str
+    step: int | None
+    """With ``why == "sop_step"``: the index of the step in the state's ``steps``."""
+    note: NotRequired[str | None]
+    """Why the pick was made another way (a round robin standing in for the selector)."""
+
+
+def make_pick(
+    employee: str, why: Why, step_index: int | None = None, note: str | None = None
+) -> Pick:
+    """A pick (with ``note`` only when there is one, as older checkpoints have it)."""
+    pick = Pick(employee=employee, why=why.value, step=step_index)
+    if note is not None:
+        pick["note"] = note
+    return pick
 
 
 def merge_lanes(
@@ -24,25 +80,25 @@ class RoomState(TypedDict, total=False):
     scenario: str
     sop: str | None
     """``id@version`` the room runs on."""
-    steps: list[dict[str, Any]]
+    steps: list[StepState]
     """Snapshot of the SOP steps taken at entry."""
     step: int
-    """Index of the next SOP step."""
+    """0-based index of the next SOP step (kept as ``step`` so old checkpoints resume)."""
     phase: str
     """``sop`` (following steps), ``wrapup`` (serving deferred mentions), ``open`` (free chat)."""
     turns: int
     """Employee turns taken in this room so far."""
     run_turns: int
     """Employee turns since the last human input, capped by ``max_turns``."""
-    queue: list[dict[str, Any]]
+    queue: list[Pick]
     """Speakers picked by mention or selector, waiting for their turn."""
-    deferred: list[dict[str, Any]]
+    deferred: list[Pick]
     """Mentions made while the SOP was running; served when it completes."""
     inbox: list[dict[str, Any]]
     """Human messages not yet routed (set by the caller's input)."""
     consumed: list[str]
     """Ids of recent human messages already routed, so a redelivered message is ignored."""
-    current: dict[str, Any] | None
+    current: Pick | None
     last_speaker: str | None
     last_error: str | bool | None
     """Why the last turn failed (the room then waits for a person or a retry)."""

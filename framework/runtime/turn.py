@@ -7,18 +7,19 @@ model or the user; none of them crashes the room or corrupts the session.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from framework.memory.memory_tool import memory_tool, remember_stated
 from framework.models.calls import ModelCallError, call_model, text_of
 from framework.runtime.deps import RoomDeps
+from framework.runtime.hooks import HookCall, HookPoint, Reply
 from framework.runtime.prompt_budget import fit_messages, total_tokens
+from framework.runtime.room_tools import ToolScope
+from framework.runtime.sink import EventSink
+from framework.runtime.state import Pick, StepState
 from framework.runtime.turn_context import Remembered, build_messages, turn_budget
 from framework.sessions.events import EventKind
 from framework.tools.base import ToolResult
@@ -85,32 +86,33 @@ class _Turn:
     def __init__(
         self,
         deps: RoomDeps,
-        writer: Callable[[Any], None],
-        pick: dict[str, Any],
-        step: dict[str, Any] | None,
+        sink: EventSink,
+        pick: Pick,
+        step: StepState | None,
         prefix: str,
+        claims: dict[str, str] | None,
     ) -> None:
-        self.deps, self.writer, self.pick, self.step, self.prefix = deps, writer, pick, step, prefix
-        self.employee = str(pick["employee"])
+        self.deps, self.sink, self.pick, self.step, self.prefix = deps, sink, pick, step, prefix
+        self.claims = claims
+        self.employee = pick["employee"]
         self.seq = 0
-        label = deps.model_labels[self.employee]
+        label = deps.models.label(self.employee)
         self.meta: dict[str, Any] = {"why": pick["why"], "model": label}
         if step is not None:
             self.meta.update(sop=deps.plan.sop_ref, step=step["n"])
         if pick.get("note"):
             self.meta["note"] = pick["note"]
         self.usage = Usage()
-        self.memory_called = False
+        self.called: list[str] = []  # the tools it called, for the reply hooks
         # What one tool result may show: the scenario's budget, or less when the model's
         # window is small (set with the turn's token budget in run()).
-        self.tool_budget = deps.plan.scenario.settings.tool_output_budget
+        self.tool_budget = deps.plan.settings.tool_output_budget
         self.quoting = ""  # the model's latest text and arguments (what it may be quoting)
         self.previous_output = ""  # the last tool output it saw
 
     def emit(self, kind: EventKind, content: Any, **extra: Any) -> None:
         self.seq += 1
-        self.deps.emit(
-            self.writer,
+        self.sink.emit(
             kind,
             self.employee,
             content,
@@ -121,12 +123,11 @@ class _Turn:
 
     async def run(self, messages: list[BaseMessage], remembered: Remembered) -> TurnResult:
         deps = self.deps
-        card = deps.plan.employees[self.employee]
-        tools = {name: deps.tools[name] for name in card.tools if name in deps.tools}
-        # The memory tool is built in: it writes MEMORY.md about the person being served.
-        user = remembered.users[0] if remembered.users else deps.plan.scenario.humans[0]
-        tools["memory"] = memory_tool(deps.memory.memory(self.employee, user))
-        model = deps.models[self.employee]
+        # The person being served: the memory tool writes what it learns about them.
+        user = remembered.users[0] if remembered.users else deps.plan.humans[0]
+        scope = ToolScope(deps.key, self.employee, user, deps.workspace, deps.memory, self.claims)
+        tools = deps.tools.build(scope)
+        model = deps.models.chat[self.employee]
         runnable = model.bind_tools([t.schema() for t in tools.values()]) if tools else model
         budget = turn_budget(deps, self.employee)
         self.tool_budget = min(self.tool_budget, budget.tool_output_chars)
@@ -182,15 +183,12 @@ class _Turn:
         if not "".join(texts).strip():
             detail = (
                 f"{self.employee} answered with no text twice (model "
-                f"'{deps.model_labels[self.employee]}')"
+                f"'{deps.models.label(self.employee)}')"
             )
             self.emit(EventKind.ERROR, {"error": "empty_reply", "detail": detail})
             return TurnResult(ok=False, error=detail)
-        if remembered.said and not self.memory_called and not deps.profiles[self.employee].offline:
-            await self._statement_rule(user, remembered.said)
         self.seq += 1
-        deps.emit(
-            self.writer,
+        reply = self.sink.emit(
             EventKind.MESSAGE,
             self.employee,
             "\n".join(texts),
@@ -198,11 +196,20 @@ class _Turn:
             meta={**self.meta, **self.usage.as_meta()},
             text_offsets=offsets or None,
         )
+        replied = Reply(
+            employee=self.employee,
+            text=reply.text,
+            tools_called=list(self.called),
+            answering=user if remembered.said else None,
+            said=remembered.said,
+            offline=deps.models.profiles[self.employee].offline,
+        )
+        await deps.hooks.run(HookCall(HookPoint.REPLY, deps, self.sink, id=reply.id, reply=replied))
         return TurnResult(ok=True)
 
     async def _call(self, runnable: Any, messages: list[BaseMessage]) -> AIMessage:
         settings = self.deps.settings
-        profile = self.deps.profiles[self.employee]
+        profile = self.deps.models.profiles[self.employee]
         started = time.perf_counter()
         try:
             response = await call_model(
@@ -216,16 +223,6 @@ class _Turn:
             self.usage.model_s += time.perf_counter() - started
         self.usage.add(response, total_tokens(messages), profile.context_window)
         return response
-
-    async def _statement_rule(self, user: str, said: str) -> None:
-        """The person stated a lasting fact and the model did not save it: the rule does."""
-        memory_file = self.deps.memory.memory(self.employee, user)
-        for change in await asyncio.to_thread(remember_stated, memory_file, said):
-            self.fallback(
-                "memory",
-                f"the statement rule: {change.action} {change.section}: {change.new}",
-                f"{user} stated it and the model did not call the memory tool",
-            )
 
     def fallback(self, what: str, used: str, reason: str) -> None:
         """Record that the turn did something another way than asked (shown, never silent)."""
@@ -262,7 +259,7 @@ class _Turn:
             call.get("id") or f"call-{self.seq}",
         )
         self.emit(EventKind.TOOL_CALL, {"name": name, "args": args, "call_id": call_id})
-        self.memory_called = self.memory_called or name == "memory"
+        self.called.append(name)
         tool = tools.get(name)
         if tool is None:
             allowed = ", ".join(sorted(tools)) or "none"
@@ -287,20 +284,26 @@ class _Turn:
 
 async def run_turn(
     deps: RoomDeps,
-    writer: Callable[[Any], None],
+    sink: EventSink,
     *,
-    pick: dict[str, Any],
-    step: dict[str, Any] | None,
+    pick: Pick,
+    step: StepState | None,
     prefix: str,
+    parallel_step: str | None = None,
 ) -> TurnResult:
-    """Run one turn for ``pick['employee']``; ``prefix`` makes its event ids deterministic."""
+    """Run one turn for ``pick['employee']``; ``prefix`` makes its event ids deterministic.
+
+    ``parallel_step``: the turn is a lane of that parallel step (its lanes share workspace
+    claims, so two of them never silently overwrite one file).
+    """
     if deps.log.has(f"{prefix}-msg"):
         # The turn finished before a crash but its checkpoint was not written: keep it.
         return TurnResult(ok=True, replayed=True)
     messages, remembered = build_messages(
-        deps, employee=pick["employee"], why=pick["why"], step=step
+        deps, sink, employee=pick["employee"], why=pick["why"], step=step
     )
-    result = await _Turn(deps, writer, pick, step, prefix).run(messages, remembered)
+    claims = deps.tools.claims(parallel_step) if parallel_step else None
+    result = await _Turn(deps, sink, pick, step, prefix, claims).run(messages, remembered)
     if deps.settings.durability == "turn":
         deps.log.sync()
     return result

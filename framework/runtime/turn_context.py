@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langgraph.config import get_stream_writer
 
 from framework.errors import InputError, StaffroomError
 from framework.language import language_of
@@ -23,6 +21,8 @@ from framework.memory.memory_file import MemoryDoc
 from framework.models.brief import StepBrief, TurnBrief, attach_brief
 from framework.names import is_name
 from framework.runtime.prompt_budget import Budget, estimate_tokens, fit_messages, make_budget
+from framework.runtime.sink import EventSink
+from framework.runtime.state import StepState
 from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel
 from framework.statements import preferred_language
@@ -87,7 +87,7 @@ class Remembered:
 
 def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
     """Load MEMORY.md for each person speaking in the window (DM: the user) and HISTORY.md."""
-    humans = list(deps.plan.scenario.humans)
+    humans = deps.plan.humans
     speakers = [
         e.author
         for e in reversed(events)
@@ -132,9 +132,9 @@ def _visible(
 
 
 def report_memory_problems(
-    deps: RoomDeps, problems: list[MemoryProblem], *, answering: str = ""
+    sink: EventSink, problems: list[MemoryProblem], *, answering: str = ""
 ) -> None:
-    """Record each broken MEMORY.md as a ``fallback`` event, shown live when in a graph run.
+    """Record each broken MEMORY.md as a ``fallback`` event (streamed by ``sink``).
 
     ``answering`` is the id of the person's message being answered: the event id hashes it
     with the problem and the file's state, so each message a person posts hears of the
@@ -142,7 +142,6 @@ def report_memory_problems(
     """
     if not problems:
         return
-    writer = _live_writer()
     for problem in problems:
         exc = problem.error
         reason = f"{exc.file}: {exc.message}" if isinstance(exc, InputError) else str(exc)
@@ -156,8 +155,7 @@ def report_memory_problems(
         said = f"{answering}\n{problem.path}\n{reason}\n{state}"
         digest = hashlib.sha256(said.encode()).hexdigest()
         content = {"what": "memory", "used": problem.used, "reason": reason}
-        deps.emit(
-            writer,
+        sink.emit(
             EventKind.FALLBACK,
             "system",
             content,
@@ -166,20 +164,12 @@ def report_memory_problems(
         )
 
 
-def _live_writer() -> Callable[[Any], None]:
-    """The running graph node's stream writer, so the caller sees the event as it happens."""
-    try:
-        return get_stream_writer()
-    except (RuntimeError, KeyError):  # outside a graph run (a test, a tool): logged only
-        return lambda _event: None
-
-
 def system_prompt(
     deps: RoomDeps,
     *,
     employee: str,
     why: str,
-    step: dict[str, Any] | None,
+    step: StepState | None,
     remembered: Remembered | None = None,
 ) -> str:
     """Render the employee's system prompt (their own template if the card names one)."""
@@ -198,10 +188,10 @@ def system_prompt(
         "card": card,
         "announcement": plan.announcement,
         "participants": list(plan.employees.values()),
-        "humans": plan.scenario.humans,
+        "humans": plan.humans,
         "step": step,
         "why": why,
-        "tools": [t for t in card.tools if t in deps.tools] + ["memory"],
+        "tools": deps.tools.names(employee),
         "memories": memory_blocks,
         "history": remembered.history,
     }
@@ -224,7 +214,7 @@ def render_memory(doc: MemoryDoc) -> str:
     return "\n".join(parts)
 
 
-def _step_brief(step: dict[str, Any]) -> StepBrief:
+def _step_brief(step: StepState) -> StepBrief:
     # Checkpoints from before steps declared products have no "produces" key.
     return StepBrief(
         n=step["n"],
@@ -236,7 +226,7 @@ def _step_brief(step: dict[str, Any]) -> StepBrief:
 
 def turn_budget(deps: RoomDeps, employee: str) -> Budget:
     """The token budget of ``employee``'s prompts (from its model's window and cap)."""
-    profile = deps.profiles[employee]
+    profile = deps.models.profiles[employee]
     return make_budget(
         profile.input_budget,
         system_share=deps.settings.system_share,
@@ -260,7 +250,7 @@ def _fit_history(prompt: str, history: str, system_budget: int) -> str | None:
 
 
 def build_messages(
-    deps: RoomDeps, *, employee: str, why: str, step: dict[str, Any] | None
+    deps: RoomDeps, sink: EventSink, *, employee: str, why: str, step: StepState | None
 ) -> tuple[list[BaseMessage], Remembered]:
     """System prompt (with the structured brief) followed by the recent messages, in budget.
 
@@ -270,7 +260,7 @@ def build_messages(
     instructions are too long, each earlier message is cut to the per-message budget with a
     pointer to its full text, and the oldest messages are dropped until the whole fits.
     """
-    settings = deps.plan.scenario.settings
+    settings = deps.plan.settings
     card = deps.plan.employees[employee]
     # Tool events sit between messages, so read a few times the window from the end.
     events = deps.log.tail(settings.recent_turns * 4 + 8)
@@ -283,7 +273,7 @@ def build_messages(
     human = next(
         (e for e in reversed(events) if e.kind == EventKind.MESSAGE and e.meta.get("human")), None
     )
-    report_memory_problems(deps, remembered.problems, answering=human.id if human else "")
+    report_memory_problems(sink, remembered.problems, answering=human.id if human else "")
     last_human = human.text if human else ""
     current = remembered.memories.get(remembered.users[0]) if remembered.users else None
     preferences = current.sections.get("preferences", []) if current else []
@@ -299,7 +289,7 @@ def build_messages(
         role=card.role,
         language=language,
         why=why,
-        humans=list(deps.plan.scenario.humans),
+        humans=deps.plan.humans,
         step=_step_brief(step) if step else None,
         memory={sid: list(v) for sid, v in current.sections.items()} if current else {},
     )

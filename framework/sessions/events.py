@@ -24,7 +24,10 @@ class EventKind(StrEnum):
     TOOL_RESULT = "tool_result"
     """What a tool returned (content: ``{"name", "call_id", "ok", "output"}``)."""
     PLAN = "plan"
-    """The room's plan: announcement at entry, chosen SOP, routing notes."""
+    """The room's entry: announcement, chosen SOP and its steps (``meta.entry``).
+
+    Logs from before the kinds below also hold feedback and extractions as ``plan``
+    events (content keys ``outcome`` / ``extracted``); readers accept both."""
     SOP_STEP = "sop_step"
     """An SOP step started (content: step number, speaker, what to do)."""
     OUTCOME = "outcome"
@@ -36,6 +39,18 @@ class EventKind(StrEnum):
     a shrunk prompt, an extractive summary, the rule reviser, a round-robin pick."""
     WAIT = "wait"
     """The room paused for human input."""
+    FEEDBACK = "feedback"
+    """A run's measured result against its SOP version (content: ``{"sop", "success",
+    "score", "corrections", ...}``), recorded once at the end of an SOP run."""
+    REVISION = "revision"
+    """The SOP version that run proposed or published (content: ``{"sop", "status", "why",
+    "edits", "reviewers"}``)."""
+    EXTRACTION = "extraction"
+    """A person asked to keep the session's way of working: the SOP draft distilled from it
+    (content: ``{"extracted", "status", "steps", "review"}``, ``extracted`` None when none)."""
+    SESSION_END = "session_end"
+    """The session ended (closed, or idle past ``Settings.session_idle``): content
+    ``{"reason", "first", "last", "events"}``; the next message starts a new session."""
     CONSOLIDATION = "consolidation"
     """Pointer: messages up to ``content.through`` are summarised into HISTORY.md / MEMORY.md."""
 

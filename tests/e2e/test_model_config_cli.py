@@ -165,7 +165,7 @@ async def test_precedence_flag_then_scenario_then_card_then_default(tmp_path: Pa
         path.write_text(text, encoding="utf-8")
         async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
             room = await staff.room("p1", path)
-            return {eid: room.deps.profiles[eid].label for eid in room.deps.plan.employees}
+            return room.model_labels
 
     base = Settings(data_dir=tmp_path / "d", project_dir=project, allow_network=False)
     assert (await labels(base, None))["writer"] == "scripted:from-models-yaml"  # the card's name

@@ -98,12 +98,11 @@ async def test_sample_scenario_ends_or_waits_with_a_reason(
             if e.kind == EventKind.ERROR and e.content.get("kind") == "context_length"
         ]
         if ended:
-            feedback = next(
-                e for e in events if e.kind == EventKind.PLAN and "outcome" in e.content
-            )
-            revision = feedback.content.get("revision")
+            feedback = next(e for e in events if e.kind == EventKind.FEEDBACK)
+            said = next((e for e in events if e.kind == EventKind.REVISION), None)
             # The correction asks for a change: the model's edits or the rules' (with why).
-            assert revision is not None, feedback.content
+            assert said is not None, feedback.content
+            revision = said.content
             version = await staff.sops.store.get(*_ref(revision["sop"]))
             by = version.change_log[-1].by or ""
             assert by.startswith(("model:", "rules")), by
@@ -141,7 +140,7 @@ async def test_dm_memory_and_consolidation_run(
         if report.fallbacks:
             assert all(reason for reason in report.fallbacks)
             assert [e for e in dm.history() if e.kind == EventKind.FALLBACK]
-        history = staff.memory.history(dm.deps.key).recent(4000)
+        history = staff.memory.history(dm.key).recent(4000)
         assert history.strip()
         # The README's example: the preference is kept, by the model's memory tool or, when the
         # model ignores the tool (this server never emits tool calls), by the statement rule

@@ -77,7 +77,7 @@ async def test_unusable_answers_fall_back_to_extractive_and_say_so_everywhere(
         for i in range(11):
             await drain(dm.post(f"消息 {i}", author="alice"))
         report = await dm.consolidate()
-        label = dm.deps.profiles["pm"].label
+        label = dm.model_labels["pm"]
         lines = staff.memory.history(dm.key).lines()
         events = dm.history()
     reason = f"model answer unusable: not JSON ('{RUSSIAN[:39]}…')"

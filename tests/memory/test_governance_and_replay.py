@@ -10,6 +10,7 @@ from framework import Event, EventKind, Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.runtime.replay import replay_turns
 from framework.specs.model_spec import ModelSpec
+from framework.tools.workspace import workspace_tools
 
 
 async def drain(events: AsyncIterator[Event]) -> list[Event]:
@@ -43,14 +44,14 @@ async def test_long_output_is_spilled_digested_and_replayed_exactly(settings: Se
 
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         dm = await staff.dm("engineer", "alice")
-        dm.deps.workspace.write_text("logs/big.log", big)
+        dm.workspace.write_text("logs/big.log", big)
         events = await drain(dm.post("看一下日志", author="alice"))
-        workspace = dm.deps.workspace
+        workspace = dm.workspace
 
         results = [e for e in events if e.kind == EventKind.TOOL_RESULT]
         assert [r.content["output"] for r in results] == [big[:20000]] * 2  # raw, whole
         seen = [m for m in model.calls[-1] if isinstance(m, ToolMessage)]
-        budget = dm.deps.plan.scenario.settings.tool_output_budget
+        budget = dm.settings.tool_output_budget
         assert all(len(str(m.content)) <= budget for m in seen)
         first = str(seen[0].content)
         assert "tool-outputs/" in first and first.startswith("第 0000 行")
@@ -70,7 +71,7 @@ async def test_long_output_is_spilled_digested_and_replayed_exactly(settings: Se
 async def test_file_tools_refuse_paths_outside_the_workspace(settings: Settings) -> None:
     async with await Staffroom.open(settings=settings) as staff:
         dm = await staff.dm("engineer", "alice")
-        tools, root = dm.deps.tools, dm.deps.workspace.root
+        tools, root = workspace_tools(dm.workspace), dm.workspace.root
         root.mkdir(parents=True, exist_ok=True)
         outside = settings.data_dir / "secret.txt"
         outside.write_text("top secret", encoding="utf-8")

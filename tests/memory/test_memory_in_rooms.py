@@ -11,7 +11,9 @@ from langchain_core.messages import AIMessage
 
 from framework import Event, EventKind, Settings, Staffroom
 from framework.models import ScriptedChatModel
+from framework.sessions.keys import SessionKey
 from framework.specs.model_spec import ModelSpec
+from framework.tools.workspace import read_file_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,14 +51,14 @@ async def test_room_members_share_a_workspace_and_rooms_share_nothing(settings: 
         await drain(a.start())
         await drain(a.post("继续，房间 A 的秘密代号是 ZEBRA-7", author="author"))
         # pm, engineer and designer all wrote into room A's one workspace.
-        files_a = a.deps.workspace.list_files()
+        files_a = a.workspace.list_files()
         assert {"outline.md", "draft.md", "figures.md"} <= set(files_a)
         await drain(b.start())
-        assert "outline.md" in b.deps.workspace.list_files()
-        assert b.deps.workspace.root != a.deps.workspace.root
+        assert "outline.md" in b.workspace.list_files()
+        assert b.workspace.root != a.workspace.root
         assert all("ZEBRA-7" not in e.text for e in b.history())
         assert (
-            await b.deps.tools["read_file"].call({"path": "../room:share-a/draft.md"})
+            await read_file_tool(b.workspace).call({"path": "../room:share-a/draft.md"})
         ).ok is False
 
 
@@ -176,9 +178,11 @@ async def test_a_crash_between_history_and_pointer_does_not_double_summarise(
             )
 
         with contextlib.suppress(KeyboardInterrupt):
-            await consolidator(CrashOnPointer(dm.deps.log)).run(force=True)
+            await consolidator(CrashOnPointer(staff.sessions.log(SessionKey.parse(dm.key)))).run(
+                force=True
+            )
         first = staff.memory.history(dm.key).lines()
-        report = await consolidator(dm.deps.log).run(force=True)
+        report = await consolidator(staff.sessions.log(SessionKey.parse(dm.key))).run(force=True)
         lines = staff.memory.history(dm.key).lines()
         assert report.batches == 2  # 30 messages, newest 10 kept: two batches of 10
         assert lines[: len(first)] == first and len(lines) == len(set(lines))

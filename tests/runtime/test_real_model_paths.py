@@ -258,7 +258,7 @@ async def test_a_long_tool_argument_is_cut_in_later_rounds(
     async with await Staffroom.open(settings=with_model(settings, local(stub_openai))) as staff:
         room = await staff.room("args-1", "tech-article")
         events = await collect(room.start())
-        assert room.deps.workspace.read_text("outline.md") == content  # the tool got it whole
+        assert room.workspace.read_text("outline.md") == content  # the tool got it whole
     second = stub_openai.completions[1].body["messages"]
     call = next(m for m in second if m.get("tool_calls"))
     sent = call["tool_calls"][0]["function"]["arguments"]

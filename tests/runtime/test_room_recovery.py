@@ -15,6 +15,7 @@ import pytest
 from framework import Event, EventKind, Staffroom
 from framework.errors import StorageError
 from framework.runtime.room import Room
+from framework.sessions.keys import SessionKey
 
 
 async def collect(events: AsyncIterator[Event]) -> list[Event]:
@@ -84,8 +85,9 @@ async def test_lost_checkpoint_after_the_run_rebuilds_free_chat(staff: Staffroom
 async def test_log_that_lost_its_events_is_reported(staff: Staffroom) -> None:
     room = await staff.room("lost-3", "tech-article")
     await collect(room.start())
-    room.deps.log.close()
-    room.deps.log.path.write_bytes(b"")  # emptied by hand (or restored from an old backup)
+    log = staff.sessions.log(SessionKey.parse(room.key))
+    log.close()
+    log.path.write_bytes(b"")  # emptied by hand (or restored from an old backup)
 
     with pytest.raises(StorageError) as refused:
         await collect(room.post("继续", author="author"))
@@ -106,8 +108,9 @@ async def test_crash_between_entry_and_checkpoint_is_not_a_lost_checkpoint(
     await collect(room.start())
     entry = room.history()[0]
     await forget_checkpoint(room)
-    room.deps.log.close()
-    room.deps.log.path.write_text(entry.to_json() + "\n", encoding="utf-8")
+    log = staff.sessions.log(SessionKey.parse(room.key))
+    log.close()
+    log.path.write_text(entry.to_json() + "\n", encoding="utf-8")
     got = await collect(room.start())
     assert got[-1].kind == EventKind.WAIT
     entries = [e for e in room.history() if e.kind == EventKind.PLAN and e.meta.get("entry")]

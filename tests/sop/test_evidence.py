@@ -39,8 +39,8 @@ async def drain(events: AsyncIterator[Event]) -> list[Event]:
 
 
 def outcome_of(events: list[Event]) -> dict[str, Any]:
-    plan = next(e for e in events if e.kind == EventKind.PLAN and "outcome" in e.content)
-    return dict(plan.content["outcome"])
+    feedback = next(e for e in events if e.kind == EventKind.FEEDBACK)
+    return dict(feedback.content)
 
 
 def scripted(replies: dict[str, list[Any]]) -> Any:
@@ -180,23 +180,24 @@ async def test_the_simulated_demo_run_on_the_shipped_sop_is_a_success(staff: Sta
 
 
 def test_the_cli_shows_why_a_run_failed() -> None:
-    content = {
-        "outcome": {
-            "sop": "tech-article@1",
-            "success": False,
-            "score": None,
-            "corrections": 0,
-            "off_sop_turns": 0,
-            "human_interventions": 1,
-            "failures": ["step 1 (pm) did not produce outline.md"],
-        }
+    outcome = {
+        "sop": "tech-article@1",
+        "success": False,
+        "score": None,
+        "corrections": 0,
+        "off_sop_turns": 0,
+        "human_interventions": 1,
+        "failures": ["step 1 (pm) did not produce outline.md"],
     }
-    out = io.StringIO()
-    render_event(
-        Console(file=out, width=200), make_event("room:x", EventKind.PLAN, "system", content)
-    )
-    assert "not a success" in out.getvalue()
-    assert "✗ step 1 (pm) did not produce outline.md" in out.getvalue()
+    # Today's feedback event, and the plan event older logs hold: both render the same.
+    for event in (
+        make_event("room:x", EventKind.FEEDBACK, "system", outcome),
+        make_event("room:x", EventKind.PLAN, "system", {"outcome": outcome}),
+    ):
+        out = io.StringIO()
+        render_event(Console(file=out, width=200), event)
+        assert "not a success" in out.getvalue()
+        assert "✗ step 1 (pm) did not produce outline.md" in out.getvalue()
 
 
 CARD = "---\nid: x\nversion: 1\nscope: global\ngoal: g\nsteps:\n  - speaker: pm\n    do: a\n"

@@ -26,8 +26,8 @@ async def run_with_reviser_reply(settings: Settings, *replies: str) -> list[str]
         events = await drain(
             room.post("纠正: order 3 before 2 先定配图\n评分: 2/5", author="author")
         )
-        feedback = next(e for e in events if e.kind == EventKind.PLAN and "outcome" in e.content)
-        assert feedback.content["revision"]["sop"] == "tech-article@2"
+        revision = next(e for e in events if e.kind == EventKind.REVISION)
+        assert revision.content["sop"] == "tech-article@2"
         # The model was shown the steps and the correction.
         prompt = str(model.calls[-1][0].content)
         assert "先定配图" in prompt and "2. engineer" in prompt

@@ -44,7 +44,7 @@ async def run_with_reviser(
         await drain(room.start())
         await drain(room.post(CORRECTION, author="author"))
         draft = await staff.sops.store.get("tech-article", 2)
-        return draft, room.history(), model, room.deps.profiles["pm"].label
+        return draft, room.history(), model, room.model_labels["pm"]
 
 
 def fallbacks(events: list[Event]) -> list[dict[str, str]]:

@@ -14,8 +14,10 @@ async def drain(events: AsyncIterator[Event]) -> list[Event]:
 
 
 def feedback_of(room_events: list[Event]) -> dict[str, object]:
-    plan = next(e for e in room_events if e.kind == EventKind.PLAN and "outcome" in e.content)
-    return dict(plan.content)
+    """The run's feedback and revision events, as ``{"outcome": ..., "revision": ...}``."""
+    feedback = next(e for e in room_events if e.kind == EventKind.FEEDBACK)
+    revision = next((e for e in room_events if e.kind == EventKind.REVISION), None)
+    return {"outcome": feedback.content, "revision": revision and revision.content}
 
 
 CORRECTION = "纠正: order 3 before 2 先定配图再写正文\n评分: 2/5"
@@ -81,7 +83,7 @@ async def test_save_phrase_extracts_a_draft_that_is_recommended_once_published(
         await drain(dm.post("帮我评估一下灰度方案", author="alice"))
         await drain(dm.post("再补充回滚预案", author="alice"))
         events = await drain(dm.post("把这套做法记下来", author="alice"))
-        extracted = next(e for e in events if e.kind == EventKind.PLAN)
+        extracted = next(e for e in events if e.kind == EventKind.EXTRACTION)
         assert extracted.content["extracted"] == "engineer-practice@1"
         draft = await staff.sops.store.get("engineer-practice", 1)
         assert draft.status == Status.DRAFT and draft.scope == "employee:engineer"
@@ -98,7 +100,7 @@ async def test_english_save_phrase_works_too(staff: Staffroom) -> None:
     dm = await staff.dm("pm", "carol")
     await drain(dm.post("Draft a launch checklist", author="carol"))
     events = await drain(dm.post("Please save this as an SOP", author="carol"))
-    assert any(e.kind == EventKind.PLAN and e.content.get("extracted") for e in events)
+    assert any(e.kind == EventKind.EXTRACTION and e.content.get("extracted") for e in events)
 
 
 async def test_a_version_with_too_much_negative_feedback_is_deprecated(staff: Staffroom) -> None:

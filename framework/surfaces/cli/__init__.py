@@ -154,6 +154,24 @@ def consolidate(
 
 
 @app.command()
+def close(
+    session: Annotated[
+        str, typer.Argument(help="Session key, e.g. room:launch-42 or dm:alice@pm.")
+    ],
+    data_dir: DataDir = None,
+    project: Project = None,
+    model: ModelOption = None,
+) -> None:
+    """End a session now: its session-end work runs (consolidation of all of it, and any
+    registered hooks); the next message starts a new session.
+
+    Sessions also end by themselves after `Settings.session_idle` seconds of silence.
+    """
+    settings = _writing("close", data_dir, project, model)
+    raise typer.Exit(asyncio.run(run_cmds.close_session(settings, session, console)))
+
+
+@app.command()
 def memory(
     employee: Annotated[str, typer.Argument(help="Employee id, e.g. pm.")],
     user: Annotated[str, typer.Option("--user", help="Whose memory.")] = "user",

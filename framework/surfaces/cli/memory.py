@@ -22,7 +22,7 @@ async def consolidate(settings: Settings, session: str, force: bool, console: Co
         report = await room.consolidate(force=force)
         history = staff.memory.history(room.key).path
         if not report.batches:
-            window = room.deps.plan.scenario.settings.memory_window
+            window = room.settings.memory_window
             console.print(
                 f"nothing to consolidate in {room.key} (memory_window {window}; --force folds "
                 "all but the newest half-window)"

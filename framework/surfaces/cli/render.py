@@ -87,10 +87,13 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
     if kind == EventKind.PLAN and event.meta.get("entry"):
         if c.get("announcement"):  # a DM has no announcement to show
             _render_entry(console, event, c)
-    elif kind == EventKind.PLAN and "outcome" in c:
-        _render_feedback(console, c, event.session)
-    elif kind == EventKind.PLAN and "extracted" in c:
-        _render_extracted(console, c, event.session)
+    elif _render_learning(console, event, c):
+        pass
+    elif kind == EventKind.SESSION_END:
+        console.print(
+            f"[dim]── session ended ({escape(_name(c.get('reason')))}, "
+            f"{_n(c.get('events'))} events); the next message starts a new one ──[/]"
+        )
     elif kind == EventKind.SOP_STEP:
         console.print(
             f"[bold cyan]── step {_n(c.get('n'))}: {_clip(c.get('do'), event.session)} "
@@ -164,7 +167,8 @@ def _render_entry(console: Console, event: Event, c: dict[str, Any]) -> None:
     sop = event.meta.get("sop") or "no SOP"
     title = f"{escape(_name(c.get('title', '')))} · {escape(_name(sop))}"
     console.print(
-        Panel(_clip(c.get("announcement", ""), event.session), title=title, border_style="cyan")
+        Panel(_clip(c.get("announcement", ""), event.session), title=title, border_style="cyan"),
+        soft_wrap=False,  # a panel has a width: its lines wrap inside it instead of being cut
     )
 
 
@@ -182,9 +186,25 @@ def _render_extracted(console: Console, c: dict[str, Any], session: str) -> None
     console.print(f"  [dim]review: {_clip(c.get('review'), session)}[/]")
 
 
-def _render_feedback(console: Console, content: dict[str, Any], session: str) -> None:
-    """The end-of-run outcome and, if any, the revision it proposed."""
-    o = content["outcome"]
+def _render_learning(console: Console, event: Event, c: dict[str, Any]) -> bool:
+    """A run's feedback, a revision or an extraction (True when ``event`` was one)."""
+    kind, session = event.kind, event.session
+    if kind == EventKind.FEEDBACK:
+        _render_outcome(console, c, session)
+    elif kind == EventKind.REVISION:
+        _render_revision(console, c, session)
+    elif kind == EventKind.PLAN and "outcome" in c:  # logs from before the feedback kind
+        _render_outcome(console, c["outcome"], session)
+        _render_revision(console, c.get("revision"), session)
+    elif kind == EventKind.EXTRACTION or (kind == EventKind.PLAN and "extracted" in c):
+        _render_extracted(console, c, session)
+    else:
+        return False
+    return True
+
+
+def _render_outcome(console: Console, o: Any, session: str) -> None:
+    """A run's measured outcome against its SOP version."""
     if not isinstance(o, dict):
         return
     verdict = "success" if o.get("success") else "not a success"
@@ -198,7 +218,10 @@ def _render_feedback(console: Console, content: dict[str, Any], session: str) ->
     failures = o.get("failures")
     for failure in failures[:SHOWN_ITEMS] if isinstance(failures, list) else []:
         console.print(f"  [red]✗ {_clip(failure, session)}[/]")
-    revision = content.get("revision")
+
+
+def _render_revision(console: Console, revision: Any, session: str) -> None:
+    """The SOP version a run proposed (or published), with its edits."""
     if isinstance(revision, dict):
         console.print(
             f"[bold cyan]◆ proposed {escape(_name(revision.get('sop')))} "

@@ -37,7 +37,7 @@ SIMULATED_NOTE = (
 
 
 def _names(room: Room) -> dict[str, str]:
-    return {eid: card.display_name for eid, card in room.deps.plan.employees.items()}
+    return room.display_names
 
 
 async def _post(
@@ -97,7 +97,7 @@ def _next_line(
 
 
 def _uses_simulator(room: Room) -> bool:
-    return "simulated" in room.deps.model_labels.values()
+    return "simulated" in room.model_labels.values()
 
 
 def _model_error(console: Console, room: Room, error: str | None, command: str) -> int:
@@ -159,7 +159,7 @@ async def run_scenario(
                 break
             failed = await _post(console, room, *nxt)
             code = 1 if failed else 0  # an answer that failed after the SOP, in free chat
-        key = room.deps.key
+        key = SessionKey.parse(room.key)
         console.print(
             f"[dim]history {staff.sessions.log_path(key)} · "
             f"workspace {staff.sessions.workspace(key).root} · "
@@ -171,11 +171,7 @@ async def run_scenario(
 def _show_models(console: Console, room: Room) -> None:
     if _uses_simulator(room):
         console.print(SIMULATED_NOTE)
-    real = {
-        label: room.deps.profiles[eid]
-        for eid, label in room.deps.model_labels.items()
-        if label != "simulated"
-    }
+    real = {p.label: p for p in room.model_profiles.values() if p.label != "simulated"}
     for label, profile in real.items():
         console.print(
             f"[dim]model {escape(label)} at {escape(profile.where)} · window "
@@ -211,6 +207,19 @@ async def run_dm(settings: Settings, employee: str, user: str, console: Console)
             if line.strip():
                 failed = await _post(console, room, user, line.strip())
         return 1 if failed else 0
+
+
+async def close_session(settings: Settings, session: str, console: Console) -> int:
+    """End ``session`` now and show what ending it did."""
+    async with await Staffroom.open(settings=settings) as staff:
+        room = await staff.session(session)
+        events = await room.close()
+        if not events:
+            console.print(f"{room.key}: the session has already ended; nothing was said since")
+            return 0
+        for event in events:
+            render_event(console, event, room.display_names)
+        return 0
 
 
 def show_history(

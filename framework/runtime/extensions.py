@@ -1,0 +1,54 @@
+"""What a Staffroom gives its rooms beyond their scenarios: registered tools and hooks.
+
+``Staffroom.extensions`` starts with the built-ins (``runtime/builtins.py``): the workspace
+tools, the memory tool, save-as-SOP on a person's request, the SOP feedback at the end of a
+run, and consolidation after replies and at the end of a session. An embedder adds its own
+before opening rooms::
+
+    staff.extensions.add_tool("search_kb", build_search_tool)
+    staff.extensions.hooks.on(HookPoint.SESSION_END, write_journal)
+
+Hooks apply at once to every room; a tool to the rooms built after it is added. The turn,
+the prompt and the graph read them from the room, so adding one edits none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from framework.runtime.hooks import Hooks
+from framework.runtime.room_tools import RoomTools, ToolBuilder, ToolEntry, everyone
+from framework.specs.employee import EmployeeCard
+
+
+class Extensions:
+    """Registered tools (by name) and hooks (by point)."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolEntry] = {}
+        self.hooks = Hooks()
+
+    def add_tool(
+        self,
+        name: str,
+        build: ToolBuilder,
+        *,
+        given_to: Callable[[EmployeeCard], bool] = everyone,
+    ) -> None:
+        """Give rooms built from now on the tool ``name`` (``given_to``: which employees).
+
+        ``build`` gets a :class:`~framework.runtime.room_tools.ToolScope` (session,
+        employee, the person served, workspace, memory) and returns the Tool.
+        """
+        if name in self._tools:
+            raise ValueError(f"a tool named {name!r} is already registered")
+        self._tools[name] = ToolEntry(name, build, given_to)
+
+    @property
+    def tools(self) -> Mapping[str, ToolEntry]:
+        """Registered tools by name, in registration order."""
+        return dict(self._tools)
+
+    def room_tools(self, employees: Mapping[str, EmployeeCard]) -> RoomTools:
+        """Which tools each employee of one room holds."""
+        return RoomTools.decide(self._tools, employees)
