@@ -1,4 +1,29 @@
-"""What a data folder holds, and the record that lets a lost store be told from a new one.
+"""The data folder's layout, in one place, and the record that tells a lost store from a new one.
+
+Every name under a data folder (``STAFFROOM_HOME``, ``.staffroom`` by default) is spelled here
+and nowhere else; stores, the doctor and the CLI ask :class:`DataFolder` for paths::
+
+    data_dir/
+    ├── stores.json                         which stores this folder has had (see below)
+    ├── checkpoints.sqlite                  where every room stands (LangGraph checkpoints)
+    ├── sops.sqlite                         every SOP version, its metrics, outcomes and drafts
+    ├── sessions/
+    │   ├── room:launch-42.jsonl            a session's history, one event per line
+    │   ├── room:launch-42.jsonl.torn       unfinished lines moved aside (jsonl_log.py, rare)
+    │   └── room:launch-42.jsonl.lock-kind  the lock kind its writers use (log_lock.py)
+    ├── workspaces/room:launch-42/          files shared by everyone in the session
+    ├── locks/room:launch-42.lock           held by the process running the room
+    ├── memory/pm/alice/MEMORY.md           what pm remembers about alice (capped)
+    ├── memory/pm/alice/shared.json         which of its sections rooms with others may see
+    ├── history/dm:alice@pm/HISTORY.md      the session's dated summary lines
+    ├── journals/{employee}/{YYYY-MM-DD}.md  knowledge layer 1: raw working notes, never deleted
+    ├── trackers/{employee}/tasks.json ...   layer 3: tasks, goals, reflections (+ proposals.json)
+    ├── knowledge/{employee}/{category}/     layer 4: one file per topic, private to the employee
+    ├── library/shared/ library/isolated/    layer 5: the shared library and its isolated partition
+    └── index/knowledge.sqlite              the search index (derived: rebuilt from the files)
+
+Names that become paths (session keys, employees, users) are checked here with
+:mod:`framework.names`' rule, so no path handed out leaves the folder.
 
 SQLite creates a missing database file without a word, so a deleted ``sops.sqlite`` (every
 SOP version, metric and draft) or ``checkpoints.sqlite`` (where every room stands) would come
@@ -10,15 +35,35 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
-from framework.errors import StorageError
+from framework.errors import InputError, StorageError
+from framework.names import check_name, is_name
 
 MANIFEST = "stores.json"
 CHECKPOINTS = "checkpoints.sqlite"
 SOPS = "sops.sqlite"
+SESSIONS = "sessions"
+LOG_SUFFIX = ".jsonl"
+WORKSPACES = "workspaces"
+LOCKS = "locks"
+LOCK_SUFFIX = ".lock"
+MEMORY = "memory"
+MEMORY_FILE = "MEMORY.md"
+SHARED_FILE = "shared.json"
+HISTORY = "history"
+HISTORY_FILE = "HISTORY.md"
+JOURNALS = "journals"
+TRACKERS = "trackers"
+KNOWLEDGE = "knowledge"
+LIBRARY = "library"
+KNOWLEDGE_INDEX = "index/knowledge.sqlite"
+SQLITE_SIDECARS = ("-wal", "-shm")
+"""Files SQLite keeps next to a store in WAL mode: they move with it."""
 
 HOLDS = {
     CHECKPOINTS: "where every room stands (its step, whose turn, what it waits for)",
@@ -26,19 +71,151 @@ HOLDS = {
 }
 """Each store and what is lost with it: the error says which."""
 
+_CHANNEL = re.compile(r"[a-z]+")
+_KEY_FIX = "write it as channel:chat_id, e.g. room:launch-42 or dm:alice@pm"
+
+
+class SessionName(Protocol):
+    """A session key (``framework.sessions.keys.SessionKey``, one layer up): ``str()`` of it
+    is ``channel:chat_id``."""
+
+    @property
+    def chat_id(self) -> str: ...
+
 
 @dataclass(frozen=True, slots=True)
 class DataFolder:
-    """A data folder's layout (``STAFFROOM_HOME``, ``.staffroom`` by default)."""
+    """A data folder's layout (``STAFFROOM_HOME``, ``.staffroom`` by default).
+
+    Path methods only compute paths (nothing is created); the record methods read and write
+    ``stores.json``.
+    """
 
     root: Path
 
+    # -- stores ------------------------------------------------------------------------------
+
     @property
     def manifest(self) -> Path:
+        """``stores.json``: which stores this folder has had."""
         return self.root / MANIFEST
 
+    @property
+    def checkpoints(self) -> Path:
+        """``checkpoints.sqlite``: where every room stands."""
+        return self.root / CHECKPOINTS
+
+    @property
+    def sops(self) -> Path:
+        """``sops.sqlite``: the SOP store."""
+        return self.root / SOPS
+
     def store(self, name: str) -> Path:
+        """The store file ``name`` (:data:`CHECKPOINTS` or :data:`SOPS`)."""
         return self.root / name
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    @property
+    def sessions_dir(self) -> Path:
+        """``sessions/``: one JSONL log per session."""
+        return self.root / SESSIONS
+
+    def session_log(self, key: SessionName | str) -> Path:
+        """``sessions/{channel}:{chat_id}.jsonl``."""
+        return self.sessions_dir / f"{session_name(key)}{LOG_SUFFIX}"
+
+    def session_names(self) -> list[str]:
+        """The names (``channel:chat_id``) of every log under ``sessions/``, unchecked and
+        unsorted: the caller parses them and skips what is not a session."""
+        if not self.sessions_dir.is_dir():
+            return []
+        return [p.name.removesuffix(LOG_SUFFIX) for p in self.sessions_dir.glob(f"*{LOG_SUFFIX}")]
+
+    def workspace(self, key: SessionName | str) -> Path:
+        """``workspaces/{channel}:{chat_id}/``: the session's shared files."""
+        return self.root / WORKSPACES / session_name(key)
+
+    @property
+    def locks_dir(self) -> Path:
+        """``locks/``: one run lock per room."""
+        return self.root / LOCKS
+
+    def room_lock(self, key: SessionName | str) -> Path:
+        """``locks/{channel}:{chat_id}.lock``: held by the process running the room."""
+        return self.locks_dir / f"{session_name(key)}{LOCK_SUFFIX}"
+
+    # -- memory ------------------------------------------------------------------------------
+
+    @property
+    def memory_dir(self) -> Path:
+        """``memory/``: one folder per employee, one per person inside it."""
+        return self.root / MEMORY
+
+    def memory_file(self, employee: str, user: str) -> Path:
+        """``memory/{employee}/{user}/MEMORY.md``; both names are checked, so the path never
+        leaves ``memory/`` (:class:`~framework.errors.InputError` otherwise)."""
+        check_name(employee, field="employee")
+        check_name(user, field="user")
+        return self.memory_dir / employee / user / MEMORY_FILE
+
+    def shared_file(self, employee: str, user: str) -> Path:
+        """``memory/{employee}/{user}/shared.json``: the sections rooms with others may see."""
+        return self.memory_file(employee, user).with_name(SHARED_FILE)
+
+    def memory_files(self) -> list[Path]:
+        """Every ``memory/*/*/MEMORY.md`` there is (files or not), sorted."""
+        if not self.memory_dir.is_dir():
+            return []
+        return sorted(self.memory_dir.glob(f"*/*/{MEMORY_FILE}"))
+
+    def history_file(self, key: SessionName | str) -> Path:
+        """``history/{channel}:{chat_id}/HISTORY.md``: the session's summary lines."""
+        return self.root / HISTORY / session_name(key) / HISTORY_FILE
+
+    # -- knowledge layers --------------------------------------------------------------------
+
+    @property
+    def journals_dir(self) -> Path:
+        """``journals/``: one folder per employee, one dated file per day."""
+        return self.root / JOURNALS
+
+    @property
+    def trackers_dir(self) -> Path:
+        """``trackers/``: one folder per employee (tasks, goals, reflections) and proposals."""
+        return self.root / TRACKERS
+
+    def topics_dir(self, employee: str) -> Path:
+        """``knowledge/{employee}/``: the employee's private topic files (name checked)."""
+        return self.root / KNOWLEDGE / check_name(employee, field="employee")
+
+    @property
+    def library_dir(self) -> Path:
+        """``library/``: the shared library and its isolated partition."""
+        return self.root / LIBRARY
+
+    @property
+    def knowledge_index(self) -> Path:
+        """``index/knowledge.sqlite``: BM25 over every knowledge file (rebuilt when lost)."""
+        return self.root / KNOWLEDGE_INDEX
+
+    # -- access ------------------------------------------------------------------------------
+
+    def writable(self) -> bool:
+        """True when this process may create and change the folder's files.
+
+        ``os.access`` answers for the file system too (a read-only mount is ``EROFS``), and for
+        a folder that does not exist yet it asks the nearest parent that does.
+        """
+        existing = self.root
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not os.access(existing, os.W_OK | os.X_OK):
+            return False
+        stores = (self.checkpoints, self.sops)
+        return all(os.access(path, os.W_OK) for path in stores if path.exists())
+
+    # -- the record of stores ----------------------------------------------------------------
 
     def recorded(self) -> dict[str, str]:
         """Stores this folder has had: name -> when it was first seen (ISO 8601 UTC)."""
@@ -100,6 +277,32 @@ class DataFolder:
         tmp = self.manifest.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
         tmp.write_text(body, encoding="utf-8")
         os.replace(tmp, self.manifest)
+
+    def set_aside(self, name: str) -> list[str]:
+        """Move store ``name`` and its SQLite side files to ``{name}.broken-{time}[-wal|-shm]``
+        (kept, never deleted), and forget it: the next open starts it empty. Returns the new
+        file names."""
+        path = self.store(name)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        moved = []
+        for suffix in ("", *SQLITE_SIDECARS):
+            part = path.with_name(name + suffix)
+            if part.exists():
+                target = part.with_name(f"{name}.broken-{stamp}{suffix}")
+                os.replace(part, target)
+                moved.append(target.name)
+        self.forget(name)
+        return moved
+
+
+def session_name(key: SessionName | str) -> str:
+    """``str(key)`` once it is a safe ``channel:chat_id`` (the chat id follows the name rule);
+    :class:`~framework.errors.InputError` otherwise, so a key never names a path elsewhere."""
+    name = str(key)
+    channel, sep, chat_id = name.partition(":")
+    if not (sep and _CHANNEL.fullmatch(channel) and is_name(chat_id)):
+        raise InputError(f"invalid session key {name!r}", field="session", fix=_KEY_FIX)
+    return name
 
 
 def _now() -> str:

@@ -21,8 +21,10 @@ import aiosqlite
 from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from framework.admin import StaffroomAdmin
 from framework.data_folder import CHECKPOINTS, SOPS, DataFolder
 from framework.errors import StorageError, UnknownNameError
+from framework.knowledge.base import KnowledgeBase
 from framework.memory.store import MemoryStore
 from framework.models.factory import (
     OFFLINE_PROVIDERS,
@@ -39,6 +41,7 @@ from framework.runtime.builtins import default_extensions
 from framework.runtime.deps import RoomDeps, RoomModels
 from framework.runtime.extensions import Extensions
 from framework.runtime.graph import RoomGraph, build_graph
+from framework.runtime.knowledge_hooks import register_knowledge
 from framework.runtime.plan import RoomPlan, compile_plan
 from framework.runtime.room import Room
 from framework.runtime.turn_context import system_prompt
@@ -51,6 +54,7 @@ from framework.sop.model import SopVersion
 from framework.sop.service import SopService
 from framework.specs.catalog import Catalog, project_root
 from framework.specs.employee import EmployeeCard
+from framework.specs.knowledge_file import KNOWLEDGE_FILE, KnowledgeConfig, load_knowledge_file
 from framework.specs.limits import MAX_TEXT_CHARS
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
@@ -71,6 +75,7 @@ class Staffroom:
         sops: SopService,
         models: ModelRegistry | None = None,
         extensions: Extensions | None = None,
+        knowledge: KnowledgeConfig | None = None,
     ) -> None:
         self.settings = settings
         self.sops = sops
@@ -89,8 +94,14 @@ class Staffroom:
         self.memory = MemoryStore(settings)
         self.models = models or ModelRegistry()
         """The project's named models (``models.yaml``)."""
-        self.extensions = extensions or default_extensions()
-        """Tools and hooks rooms get (the built-ins, plus what an embedder registers)."""
+        self.knowledge = KnowledgeBase(settings.data_dir, knowledge)
+        """Journals, trackers, topic files and the library (configured by knowledge.yaml)."""
+        if extensions is None:
+            extensions = default_extensions()
+            register_knowledge(extensions, self.knowledge)
+        self.extensions = extensions
+        """Tools, hooks and prompt blocks rooms get (the built-ins, the knowledge layers, and
+        what an embedder registers)."""
 
     @classmethod
     async def open(
@@ -108,17 +119,14 @@ class Staffroom:
         ``extensions``: tools and hooks instead of the built-ins (start from
         ``default_extensions()`` to keep them), or register on ``staff.extensions``.
         """
-        settings = settings or Settings.from_env()
-        if data_dir is not None:
-            settings = settings.model_copy(update={"data_dir": Path(data_dir)})
-        if project_dir is not None:
-            settings = settings.model_copy(update={"project_dir": Path(project_dir)})
+        settings = cls._settings(data_dir, settings, project_dir)
         project = settings.project_dir
         catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
         models = ModelRegistry.load(project / MODELS_FILE)
+        knowledge = load_knowledge_file(project / KNOWLEDGE_FILE)  # before anything opens
         folder = DataFolder(settings.data_dir)
         folder.check_stores()  # a lost store is reported, never silently recreated empty
-        checkpoints = folder.store(CHECKPOINTS)
+        checkpoints = folder.checkpoints
         try:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
             conn = await aiosqlite.connect(checkpoints)
@@ -130,7 +138,7 @@ class Staffroom:
             await saver.setup()
             # SOP cards in sop_library/ are imported on start (idempotent; versions never
             # change).
-            sops = await SopService.open(folder.store(SOPS), project / "sop_library")
+            sops = await SopService.open(folder.sops, project / "sop_library")
         except aiosqlite.Error as exc:
             await conn.close()  # else aiosqlite's worker thread keeps the process alive
             raise StorageError(
@@ -141,7 +149,36 @@ class Staffroom:
             await conn.close()
             raise
         folder.record(CHECKPOINTS, SOPS)
-        return cls(settings, catalog, saver, conn, model_factory, sops, models, extensions)
+        return cls(
+            settings, catalog, saver, conn, model_factory, sops, models, extensions, knowledge
+        )
+
+    @classmethod
+    async def admin(
+        cls,
+        data_dir: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        project_dir: str | Path | None = None,
+        writes: bool = False,
+        command: str = "",
+    ) -> StaffroomAdmin:
+        """The data folder's stores for admin work (SOPs, history, replay, memory), opened on
+        first use; no catalog, model or checkpointer is loaded (see :mod:`framework.admin`).
+        With ``writes``, a read-only folder is refused up front, naming ``command``."""
+        settings = cls._settings(data_dir, settings, project_dir)
+        return StaffroomAdmin.open(settings, writes=writes, command=command)
+
+    @staticmethod
+    def _settings(
+        data_dir: str | Path | None, settings: Settings | None, project_dir: str | Path | None
+    ) -> Settings:
+        settings = settings or Settings.from_env()
+        if data_dir is not None:
+            settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+        if project_dir is not None:
+            settings = settings.model_copy(update={"project_dir": Path(project_dir)})
+        return settings
 
     async def close(self) -> None:
         """Finish background work, then close the checkpoint database and session files."""
@@ -302,7 +339,7 @@ class Staffroom:
             workspace=workspace,
             tools=self.extensions.room_tools(plan.employees),
             models=RoomModels(models, profiles, selector),
-            hooks=self.extensions.hooks,
+            extensions=self.extensions,
             renderer=self._renderer,
             settings=self.settings,
             memory=self.memory,
@@ -311,9 +348,9 @@ class Staffroom:
         for eid in plan.employees:
             # Render each prompt once now: a broken template fails here, not mid-run.
             system_prompt(deps, employee=eid, why="selector", step=None)
-        lock_dir = self.settings.data_dir / "locks"
-        lock_dir.mkdir(parents=True, exist_ok=True)
-        room = Room(deps, self._graph, lock_dir / f"{key}.lock")
+        lock = DataFolder(self.settings.data_dir).room_lock(key)
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        room = Room(deps, self._graph, lock)
         self._rooms[str(key)] = room
         return room
 

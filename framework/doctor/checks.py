@@ -74,10 +74,10 @@ async def diagnose(settings: Settings) -> Diagnosis:
         recorded = {}
     healthy = _check_stores(folder, recorded, out)
     out.checked["logs"] = _check_logs(settings, out)
-    usable = CHECKPOINTS in healthy or not folder.store(CHECKPOINTS).exists()
-    broken = any(f.where == str(folder.store(CHECKPOINTS)) for f in out.findings)
+    usable = CHECKPOINTS in healthy or not folder.checkpoints.exists()
+    broken = any(f.where == str(folder.checkpoints) for f in out.findings)
     out.checked["rooms"] = await _check_rooms(settings, out) if usable and not broken else 0
-    out.checked["memory files"] = _check_memory(settings, out)
+    out.checked["memory files"] = _check_memory(settings, folder, out)
     return out
 
 
@@ -160,7 +160,7 @@ def _check_logs(settings: Settings, out: Diagnosis) -> int:
 
 async def _check_rooms(settings: Settings, out: Diagnosis) -> int:
     store = SessionStore(settings.data_dir, durability="none", lock=settings.lock)
-    path = settings.data_dir / CHECKPOINTS
+    path = store.folder.checkpoints
     # No checkpoints file (never made, or just started anew by --repair): every room has none.
     conn = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True) if path.exists() else None
     try:
@@ -204,9 +204,8 @@ def _scenario_in_log(events: list[Any]) -> str | None:
     return None
 
 
-def _check_memory(settings: Settings, out: Diagnosis) -> int:
-    root = settings.data_dir / "memory"
-    paths = sorted(root.glob("*/*/MEMORY.md")) if root.is_dir() else []
+def _check_memory(settings: Settings, folder: DataFolder, out: Diagnosis) -> int:
+    paths = folder.memory_files()
     for path in paths:
         if not path.is_file():
             out.findings.append(

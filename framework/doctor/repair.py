@@ -7,8 +7,6 @@ Logs and MEMORY.md files are never touched.
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 from framework.data_folder import CHECKPOINTS, DataFolder
@@ -38,15 +36,7 @@ async def repair(settings: Settings, found: Diagnosis) -> list[str]:
 
 def _restart_store(folder: DataFolder, finding: Finding) -> str:
     path = Path(finding.where)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    moved = []
-    for suffix in ("", "-wal", "-shm"):
-        part = path.with_name(path.name + suffix)
-        if part.exists():
-            target = part.with_name(f"{path.name}.broken-{stamp}{suffix}")
-            os.replace(part, target)
-            moved.append(target.name)
-    folder.forget(path.name)
+    moved = folder.set_aside(path.name)
     kept = f" (kept as {', '.join(moved)})" if moved else ""
     return f"{path}: moved aside{kept}; it starts empty on the next open"
 

@@ -1,4 +1,8 @@
-"""Where memory lives on disk: MEMORY.md per (employee x user), HISTORY.md per session."""
+"""The memory files of one data folder: MEMORY.md per (employee x user), HISTORY.md per session.
+
+Where they live is :class:`~framework.data_folder.DataFolder`'s to say (it also checks the
+names, so no path leaves ``memory/``); this module builds the file objects with the settings.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,10 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import SECTION_IDS, MemoryFile
-from framework.names import check_name
 from framework.sessions.keys import SessionKey
 from framework.settings import Settings
 
@@ -20,6 +24,7 @@ class MemoryStore:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.root = settings.data_dir
+        self.folder = DataFolder(settings.data_dir)
         # The file objects hold no content (every read goes to disk), only their path and
         # lock; building them costs more than a turn's prompt, so each is built once.
         self._memories: dict[tuple[str, str], MemoryFile] = {}
@@ -28,9 +33,7 @@ class MemoryStore:
     def memory_path(self, employee: str, user: str) -> Path:
         """``memory/{employee}/{user}/MEMORY.md``; both names are checked, so the path never
         leaves ``memory/`` (:class:`~framework.errors.InputError` otherwise)."""
-        check_name(employee, field="employee")
-        check_name(user, field="user")
-        return self.root / "memory" / employee / user / "MEMORY.md"
+        return self.folder.memory_file(employee, user)
 
     def memory(self, employee: str, user: str) -> MemoryFile:
         """The MEMORY.md of ``employee`` about ``user``."""
@@ -45,7 +48,7 @@ class MemoryStore:
 
     def shared_path(self, employee: str, user: str) -> Path:
         """``memory/{employee}/{user}/shared.json``: the sections the person lets rooms see."""
-        return self.memory_path(employee, user).with_name("shared.json")
+        return self.folder.shared_file(employee, user)
 
     def shared_sections(self, employee: str, user: str) -> set[str]:
         """Section ids of ``user``'s MEMORY.md that may appear in rooms with other people.
@@ -79,5 +82,5 @@ class MemoryStore:
         """The session's ``history/{channel}:{chat_id}/HISTORY.md``."""
         name = str(key)
         if name not in self._histories:
-            self._histories[name] = HistorySummary(self.root / "history" / name / "HISTORY.md")
+            self._histories[name] = HistorySummary(self.folder.history_file(name))
         return self._histories[name]

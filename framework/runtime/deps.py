@@ -9,7 +9,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from framework.memory.store import MemoryStore
 from framework.models.profile import ModelProfile
 from framework.prompts.environment import PromptRenderer
-from framework.runtime.hooks import Hooks
+from framework.runtime.extensions import Extensions
 from framework.runtime.plan import RoomPlan
 from framework.runtime.room_tools import RoomTools
 from framework.runtime.sink import EventSink
@@ -44,7 +44,8 @@ class RoomDeps:
     workspace: Workspace
     tools: RoomTools
     models: RoomModels
-    hooks: Hooks
+    extensions: Extensions
+    """Registered hooks and prompt blocks (shared by every room of a Staffroom)."""
     renderer: PromptRenderer
     settings: Settings
     memory: MemoryStore

@@ -17,16 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from framework.runtime.hooks import Hooks
+from framework.runtime.prompt_blocks import PromptBlocks
 from framework.runtime.room_tools import RoomTools, ToolBuilder, ToolEntry, everyone
 from framework.specs.employee import EmployeeCard
 
 
 class Extensions:
-    """Registered tools (by name) and hooks (by point)."""
+    """Registered tools (by name), hooks (by point) and prompt blocks."""
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolEntry] = {}
         self.hooks = Hooks()
+        self.blocks = PromptBlocks()
+        """Text blocks every turn's system prompt carries (see ``prompt_blocks.py``)."""
 
     def add_tool(
         self,

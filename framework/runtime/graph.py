@@ -80,7 +80,9 @@ async def _finish(
     # The end of a run: hooks first (the SOP feedback: the group's outcome feeds the next
     # version), then the outcome event that closes it.
     end = RunEnd(reason=reason, state=state)
-    await deps.hooks.run(HookCall(HookPoint.RUN_END, deps, sink, id=str(state["epoch"]), run=end))
+    await deps.extensions.hooks.run(
+        HookCall(HookPoint.RUN_END, deps, sink, id=str(state["epoch"]), run=end)
+    )
     content = {
         "reason": reason,
         "sop": state.get("sop"),
@@ -112,7 +114,7 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         consumed = [*consumed, msg["id"]][-50:]
         run_turns = 0
         call = HookCall(HookPoint.MESSAGE, deps, sink, id=str(msg["id"]), message=msg)
-        await deps.hooks.run(call)
+        await deps.extensions.hooks.run(call)
         if is_stop(msg["content"], settings.stop_words):
             return await _finish({**state, **update}, deps, sink, "stop_word", f"stop-{msg['id']}")
         picks = [

@@ -263,7 +263,9 @@ class Room:
         deps = self._deps
         last = deps.log.tail(1)
         point_id = f"bg-{last[0].id}" if last else "bg"
-        await deps.hooks.run(HookCall(HookPoint.BACKGROUND, deps, deps.sink(), id=point_id))
+        await deps.extensions.hooks.run(
+            HookCall(HookPoint.BACKGROUND, deps, deps.sink(), id=point_id)
+        )
 
     async def _end_if_idle(self) -> list[Event]:
         if not is_idle(self._deps):

@@ -43,7 +43,9 @@ async def end_session(deps: RoomDeps, reason: str) -> list[Event]:
     ended = SessionEnd(reason=reason, first=first.id, last=last.id, events=len(span))
     # Hooks first, the end event last: a crash in between runs them again next time (with
     # the same id, so what they logged is not logged twice).
-    await deps.hooks.run(HookCall(HookPoint.SESSION_END, deps, sink, id=end_id, session=ended))
+    await deps.extensions.hooks.run(
+        HookCall(HookPoint.SESSION_END, deps, sink, id=end_id, session=ended)
+    )
     content = {"reason": reason, "first": first.id, "last": last.id, "events": len(span)}
     sink.emit(EventKind.SESSION_END, "system", content, id=end_id)
     deps.log.sync()

@@ -204,7 +204,9 @@ class _Turn:
             said=remembered.said,
             offline=deps.models.profiles[self.employee].offline,
         )
-        await deps.hooks.run(HookCall(HookPoint.REPLY, deps, self.sink, id=reply.id, reply=replied))
+        await deps.extensions.hooks.run(
+            HookCall(HookPoint.REPLY, deps, self.sink, id=reply.id, reply=replied)
+        )
         return TurnResult(ok=True)
 
     async def _call(self, runnable: Any, messages: list[BaseMessage]) -> AIMessage:

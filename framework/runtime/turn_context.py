@@ -20,6 +20,7 @@ from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
 from framework.models.brief import StepBrief, TurnBrief, attach_brief
 from framework.names import is_name
+from framework.runtime.prompt_blocks import BlockProblem, PromptScope
 from framework.runtime.prompt_budget import Budget, estimate_tokens, fit_messages, make_budget
 from framework.runtime.sink import EventSink
 from framework.runtime.state import StepState
@@ -171,8 +172,11 @@ def system_prompt(
     why: str,
     step: StepState | None,
     remembered: Remembered | None = None,
+    blocks: list[dict[str, str]] | None = None,
 ) -> str:
-    """Render the employee's system prompt (their own template if the card names one)."""
+    """Render the employee's system prompt (their own template if the card names one).
+
+    ``blocks``: the registered prompt blocks for this turn (``prompt_blocks.py``)."""
     plan = deps.plan
     card = plan.employees[employee]
     remembered = remembered or Remembered()
@@ -194,6 +198,7 @@ def system_prompt(
         "tools": deps.tools.names(employee),
         "memories": memory_blocks,
         "history": remembered.history,
+        "blocks": blocks or [],
     }
     return deps.renderer.render("employee_system.j2", context, override=override)
 
@@ -222,6 +227,12 @@ def _step_brief(step: StepState) -> StepBrief:
         tools=list(step["tools"]),
         produces=list(step.get("produces") or []),
     )
+
+
+def _block_id(answering: Event | None, problem: BlockProblem) -> str:
+    # Once per person's message and problem: an SOP's many turns say it once.
+    said = f"{answering.id if answering else ''}\n{problem.name}\n{problem.reason}"
+    return f"block-{hashlib.sha256(said.encode()).hexdigest()[:16]}"
 
 
 def turn_budget(deps: RoomDeps, employee: str) -> Budget:
@@ -293,13 +304,27 @@ def build_messages(
         step=_step_brief(step) if step else None,
         memory={sid: list(v) for sid, v in current.sections.items()} if current else {},
     )
+    user = remembered.users[0] if remembered.users else deps.plan.humans[0]
+    scope = PromptScope(deps.key, employee, user, deps.plan.scenario.id, settings.task_type)
+    blocks, left_out = deps.extensions.blocks.render(scope)
+    for problem in left_out:
+        content = {
+            "what": "prompt",
+            "used": f"{employee}'s prompt without the {problem.name} block",
+        }
+        content["reason"] = problem.reason
+        sink.emit(EventKind.FALLBACK, "system", content, id=_block_id(human, problem))
     budget = turn_budget(deps, employee)
-    prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
+    prompt = system_prompt(
+        deps, employee=employee, why=why, step=step, remembered=remembered, blocks=blocks
+    )
     trimmed = _fit_history(prompt, remembered.history, budget.system)
     if trimmed is not None:
         remembered = Remembered(
             remembered.users, remembered.memories, trimmed, remembered.said, remembered.problems
         )
-        prompt = system_prompt(deps, employee=employee, why=why, step=step, remembered=remembered)
+        prompt = system_prompt(
+            deps, employee=employee, why=why, step=step, remembered=remembered, blocks=blocks
+        )
     messages = [attach_brief(SystemMessage(content=prompt), brief), *history]
     return fit_messages(messages, budget, pointers), remembered

@@ -48,6 +48,10 @@ class EventKind(StrEnum):
     EXTRACTION = "extraction"
     """A person asked to keep the session's way of working: the SOP draft distilled from it
     (content: ``{"extracted", "status", "steps", "review"}``, ``extracted`` None when none)."""
+    KNOWLEDGE = "knowledge"
+    """What a session end did in the knowledge layers: journal entries per employee, the
+    extraction run (who extracted, the self-check gate's verdict and re-scan), where each item
+    went (content: ``{"session", "journals", "by", "gate", "fallbacks", "routed"}``)."""
     SESSION_END = "session_end"
     """The session ended (closed, or idle past ``Settings.session_idle``): content
     ``{"reason", "first", "last", "events"}``; the next message starts a new session."""

@@ -1,11 +1,7 @@
-"""Where sessions live on disk.
+"""Each session's log and workspace under one data folder.
 
-::
-
-    data_dir/
-    ├── sessions/room:launch-42.jsonl     the Room's history (one event per line)
-    ├── sessions/room:launch-42.jsonl.torn  unfinished lines moved aside (rare)
-    └── workspaces/room:launch-42/        files shared by everyone in the Room
+Where they live (``sessions/{key}.jsonl``, ``workspaces/{key}/``) is
+:class:`~framework.data_folder.DataFolder`'s to say; this module hands out the objects.
 """
 
 from __future__ import annotations
@@ -13,6 +9,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.sessions.jsonl_log import Durability, JsonlLog, LockKind
 from framework.sessions.keys import SessionKey
@@ -35,6 +32,7 @@ class SessionStore:
         lock: LockKind = "flock",
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.folder = DataFolder(self.data_dir)
         self.durability: Durability = durability
         self.lock: LockKind = lock
         self._logs: dict[SessionKey, JsonlLog] = {}
@@ -42,7 +40,7 @@ class SessionStore:
 
     def log_path(self, key: SessionKey) -> Path:
         """``data_dir/sessions/{channel}:{chat_id}.jsonl``."""
-        return self.data_dir / "sessions" / f"{key}.jsonl"
+        return self.folder.session_log(key)
 
     def log(self, key: SessionKey) -> JsonlLog:
         """The session's event log (the same object on every call with this key)."""
@@ -55,17 +53,14 @@ class SessionStore:
 
     def workspace(self, key: SessionKey) -> Workspace:
         """The session's workspace: one folder per Room (or DM), shared by all its employees."""
-        return Workspace(self.data_dir / "workspaces" / str(key))
+        return Workspace(self.folder.workspace(key))
 
     def list_sessions(self) -> list[SessionKey]:
         """Every session that has a log, sorted by key; files with invalid names are ignored."""
-        folder = self.data_dir / "sessions"
-        if not folder.is_dir():
-            return []
         keys: list[SessionKey] = []
-        for path in folder.glob("*.jsonl"):
+        for name in self.folder.session_names():
             try:
-                keys.append(SessionKey.parse(path.name.removesuffix(".jsonl")))
+                keys.append(SessionKey.parse(name))
             except InputError:
                 continue  # not ours (a backup, a hand-made file): never fail a listing on it
         return sorted(keys, key=str)

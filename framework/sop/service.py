@@ -18,6 +18,7 @@ from framework.sop.edits import EditOp, apply_edits
 from framework.sop.library_io import import_library
 from framework.sop.model import ChangeLogEntry, Outcome, SopVersion, Status
 from framework.sop.model_reviser import Reviser, rule_reviser
+from framework.sop.ref import SopRef
 from framework.sop.reviser import revision_reason
 from framework.sop.scoring import (
     Candidate,
@@ -117,11 +118,12 @@ class SopService:
         edits (``model:<label>``, or ``rules`` and why the model's edits were not used).
         """
         await self.store.record_outcome(outcome)
-        sop_id, _, number = outcome.sop_ref.rpartition("@")
+        ref = SopRef.parse(outcome.sop_ref, field="sop_ref", require_version=True)
+        sop_id = ref.sop_id
         await self.sink(sop_id)
         if not feedback:
             return None
-        current = await self.store.get(sop_id, int(number))
+        current = await self.store.get(sop_id, ref.version)
         proposal = await reviser(current, await self.store.outcomes(current.ref))
         ops = proposal.ops
         if not ops:

@@ -33,20 +33,13 @@ from .model import (
     Step,
     VersionMetrics,
 )
+from .ref import SopRef
 from .schema import prepare
 
 _APPROVE = "INSERT OR IGNORE INTO approvals VALUES (?, ?, ?, ?, ?)"
 _LOG = "INSERT INTO change_log VALUES (NULL, ?, ?, ?, ?, ?, ?)"  # NULL: the next seq
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's transaction before giving up."""
-
-
-def parse_ref(ref: str) -> tuple[str, int]:
-    """``"tech-article@3"`` -> ``("tech-article", 3)``; :class:`InputError` if malformed."""
-    sop_id, _, number = ref.rpartition("@")
-    if not sop_id or not number.isdigit():
-        raise InputError(f"'{ref}' is not an SOP reference", fix="write id@version, e.g. x@2")
-    return sop_id, int(number)
 
 
 def same_content(a: SopVersion, b: SopVersion) -> bool:
@@ -93,7 +86,7 @@ class SopStore:
         ``sops.sqlite``. :class:`StorageError` if it cannot be opened."""
         path = Path(path)
         if path.is_dir() or not path.suffix:
-            path = path / "sops.sqlite"
+            path = DataFolder(path).sops
         folder = DataFolder(path.parent)
         folder.check_stores(path.name)  # lost, not new: never recreated empty without a word
         try:
@@ -313,7 +306,8 @@ class SopStore:
         await conn.execute(sql, (s.value, sop_id, v))
 
     async def _require_ref(self, ref: str) -> None:
-        await self.get(*parse_ref(ref))  # outcomes against a typo would be lost silently
+        parsed = SopRef.parse(ref, field="sop_ref", require_version=True)
+        await self.get(parsed.sop_id, parsed.version)  # else outcomes of a typo are lost
 
     async def record_reference(
         self, sop_ref: str, session: str, user: str, *, at: str = ""
@@ -381,4 +375,4 @@ class SopStore:
         )
 
 
-__all__ = ["SopStore", "parse_ref", "same_content"]
+__all__ = ["SopStore", "same_content"]

@@ -164,12 +164,14 @@ class Catalog:
             )
         return found
 
-    def validate_paths(self, paths: Iterable[str | Path]) -> list[InputError]:
+    def validate_paths(
+        self, paths: Iterable[str | Path], stored: Mapping[str, StoredSop] | None = None
+    ) -> list[InputError]:
         """:func:`~framework.specs.validation.validate_paths` with this catalog as fallback."""
         # Imported here: validation builds catalogs, so it imports this module.
         from .validation import validate_paths
 
-        return validate_paths(paths, self)
+        return validate_paths(paths, self, stored)
 
     def check_scenario(
         self, scenario: Scenario, stored: Mapping[str, StoredSop] | None = None

@@ -73,6 +73,12 @@ class ScenarioSettings(BaseModel):
 
     # Strict: `true` or `12.5` is a mistake, not 1 or 12. The upper bounds are far above any
     # real room and keep a typo (`recent_turns: 1000000`) from becoming a runaway prompt.
+    task_type: Slug | None = Field(
+        default=None,
+        description="the kind of work this room does (writing, auditing, sales...): "
+        "knowledge.yaml's loading table maps it to the topics its employees get",
+        examples=["writing"],
+    )
     max_turns: int = Field(
         default=30,
         ge=1,

@@ -7,7 +7,7 @@ raised, so one run lists all of them with their files and lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +19,27 @@ from .employee import load_card
 from .models_file import MODELS_FILE, ModelRegistry
 from .project import AGENTS, SCENARIOS, SOPS, YAML_SUFFIXES, card_project, project_root
 from .scenario import load_scenario
-from .scenario_checks import card_speaker_problems
+from .scenario_checks import StoredSop, card_speaker_problems
 from .sop_card import SopLibrary, has_front_matter, load_sop_card
 from .yaml_loader import load_yaml_file
 
 
-def validate_paths(paths: Iterable[str | Path], catalog: Catalog | None = None) -> list[InputError]:
+def validate_paths(
+    paths: Iterable[str | Path],
+    catalog: Catalog | None = None,
+    stored: Mapping[str, StoredSop] | None = None,
+) -> list[InputError]:
     """Check every spec file in ``paths`` (folders: recursively); return all problems found.
 
     The kind of a file is read from its content: markdown with front matter is an SOP card,
     YAML with ``participants`` a scenario, YAML with ``persona`` or ``role`` an employee card
     (the folder name decides when the content cannot). Scenarios and SOP cards are
     cross-checked against their own project (see :meth:`Catalog.for_scenario_file`), falling
-    back to ``catalog`` or, when None, to the project in the current folder.
+    back to ``catalog`` or, when None, to the project in the current folder. ``stored``: the
+    SOP store's best version of each SOP (the store is the source of truth: an SOP published
+    only there is known to a scenario).
     """
-    checker = _Checker(catalog)
+    checker = _Checker(catalog, stored)
     for path in _expand(paths):
         checker.check(path)
     return checker.problems
@@ -54,8 +60,9 @@ def _expand(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
 
 
 class _Checker:
-    def __init__(self, catalog: Catalog | None) -> None:
+    def __init__(self, catalog: Catalog | None, stored: Mapping[str, StoredSop] | None) -> None:
         self._fallback = catalog
+        self._stored = stored
         self.problems: list[InputError] = []
         self.sops: dict[Path | None, SopLibrary] = {}
         self.projects: dict[tuple[str, Path], Catalog] = {}
@@ -101,7 +108,7 @@ class _Checker:
         if kind == "scenario":
             scenario = load_scenario(path)
             project = self._project("scenario", project_root(path), path)
-            for problem in project.scenario_problems(scenario):
+            for problem in project.scenario_problems(scenario, self._stored):
                 self.add(problem)
         elif kind == "employee":
             load_card(path)

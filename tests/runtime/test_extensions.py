@@ -15,6 +15,7 @@ from framework import EventKind, Settings, Staffroom
 from framework.errors import StorageError
 from framework.models import ScriptedChatModel
 from framework.runtime.hooks import HookCall, HookPoint
+from framework.runtime.prompt_blocks import PromptScope
 from framework.runtime.room_tools import ToolScope
 from framework.sessions.events import Event
 from framework.specs.model_spec import ModelSpec
@@ -121,8 +122,12 @@ async def test_an_idle_dm_ends_its_session_before_the_next_message(settings: Set
         await asyncio.sleep(0.3)
         events = await drain(dm.post("再问一个", author="alice"))
         history_lines = staff.memory.history(dm.key).lines()
-    assert events[0].kind == EventKind.SESSION_END and events[0].content["reason"] == "idle"
-    assert events[1].kind == EventKind.MESSAGE and events[1].text == "再问一个"
+    kinds = [e.kind for e in events]
+    end = kinds.index(EventKind.SESSION_END)
+    assert events[end].content["reason"] == "idle"
+    # The session-end work (the knowledge layers) first, then the end, then the message.
+    assert EventKind.KNOWLEDGE in kinds[:end]
+    assert events[end + 1].kind == EventKind.MESSAGE and events[end + 1].text == "再问一个"
     ends = [e for e in dm.history() if e.kind == EventKind.SESSION_END]
     assert [e.content["reason"] for e in ends] == ["idle", "idle"]
     assert history_lines, "the ended session was folded into HISTORY.md"
@@ -156,3 +161,29 @@ async def test_parallel_lanes_never_silently_overwrite_one_file(tmp_path: Path) 
     )
     assert f"status-{refused.author}.md" in refused.content["output"], "the fix is named"
     assert f"author: {kept.author}" in text, "the file holds the first writer's text"
+
+
+async def test_a_registered_prompt_block_reaches_the_prompt(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["好的。", "好的。"])
+
+    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
+        return model if who == "pm" else None
+
+    def open_tasks(scope: PromptScope) -> str:
+        return f"- 给 {scope.user} 回复发布时间 ({scope.employee}, {scope.scenario})"
+
+    def broken(scope: PromptScope) -> str:
+        raise StorageError("trackers/pm/tasks.json is unreadable")
+
+    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
+        staff.extensions.blocks.add("tasks", "未完成的任务 / Open tasks", open_tasks)
+        staff.extensions.blocks.add("broken", "Broken", broken)
+        dm = await staff.dm("pm", "alice")
+        events = await drain(dm.post("在吗", author="alice"))
+    prompt = str(model.calls[0][0].content)
+    assert "## 未完成的任务 / Open tasks\n- 给 alice 回复发布时间 (pm, dm-pm)" in prompt
+    assert "## Broken" not in prompt
+    said = next(e for e in events if e.kind == EventKind.FALLBACK)
+    assert said.content["what"] == "prompt" and "the broken block" in said.content["used"]
+    assert "unreadable" in said.content["reason"]
+    assert events[-1].kind == EventKind.MESSAGE and events[-1].text == "好的。"

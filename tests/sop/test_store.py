@@ -14,7 +14,7 @@ import pytest
 
 from framework.errors import InputError, SopCardError, UnknownNameError
 from framework.sop.model import ChangeLogEntry, Correction, Outcome, SopVersion, Status, Step
-from framework.sop.store import SopStore, parse_ref
+from framework.sop.store import SopStore
 
 STEPS = (Step(("pm",), "立题与提纲", tools=("write_file",)), Step(("engineer",), "技术评估"))
 
@@ -83,8 +83,8 @@ async def test_unknown_ids_and_versions_name_what_exists(store: SopStore) -> Non
     assert err.value.fix == "versions of 'tech-article': 1"
     with pytest.raises(UnknownNameError):
         await store.record_outcome(Outcome("tech-article@2", "room:x", success=True))
-    with pytest.raises(InputError, match="not an SOP reference"):
-        parse_ref("tech-article")
+    with pytest.raises(InputError, match="names no version"):
+        await store.record_reference("tech-article", "room:x", "alice")
 
 
 async def test_publish_needs_every_required_approval(store: SopStore) -> None:

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from framework.admin import require_writable
 from framework.errors import InputError, StaffroomError
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
@@ -20,7 +21,6 @@ from framework.surfaces.cli import memory as memory_cmds
 from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli import validate as validate_cmds
-from framework.surfaces.cli.data_access import require_writable
 from framework.surfaces.cli.options import settings_for
 
 app = typer.Typer(
@@ -119,7 +119,8 @@ def history(
     data_dir: DataDir = None,
 ) -> None:
     """Print a session's history."""
-    raise typer.Exit(run_cmds.show_history(_settings(data_dir, None), session, last, raw, console))
+    settings = _settings(data_dir, None)
+    raise typer.Exit(asyncio.run(run_cmds.show_history(settings, session, last, raw, console)))
 
 
 @app.command()
@@ -188,18 +189,20 @@ def memory(
     """Print what an employee remembers about a user (MEMORY.md), or set what rooms see."""
     settings = _settings(data_dir, None)
     if share is not None:
-        require_writable(settings.data_dir, "memory --share")
-        raise typer.Exit(memory_cmds.set_shared(settings, employee, user, share, console))
-    raise typer.Exit(memory_cmds.show_memory(settings, employee, user, console))
+        shared = memory_cmds.set_shared(settings, employee, user, share, console)
+        raise typer.Exit(asyncio.run(shared))
+    raise typer.Exit(asyncio.run(memory_cmds.show_memory(settings, employee, user, console)))
 
 
 @app.command()
 def validate(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to check.")],
     project: Project = None,
+    data_dir: DataDir = None,
 ) -> None:
-    """Check scenario, employee and SOP files; print every problem with file:line and a fix."""
-    raise typer.Exit(validate_cmds.validate(paths, _settings(None, project).project_dir, console))
+    """Check scenario, employee and SOP files and knowledge.yaml; print every problem with
+    file:line and a fix (scenarios are checked against the SOP store too)."""
+    raise typer.Exit(validate_cmds.validate(paths, _settings(data_dir, project), console))
 
 
 @app.command()

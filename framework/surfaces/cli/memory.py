@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from framework.memory.store import MemoryStore
 from framework.settings import Settings
 from framework.staffroom import Staffroom
 
@@ -54,26 +53,27 @@ async def consolidate(settings: Settings, session: str, force: bool, console: Co
         return 0
 
 
-def show_memory(settings: Settings, employee: str, user: str, console: Console) -> int:
+async def show_memory(settings: Settings, employee: str, user: str, console: Console) -> int:
     """Print one MEMORY.md and anything odd about it.
 
     A MEMORY.md that cannot be read (a folder, no permission) raises
     :class:`~framework.errors.InputError`: the CLI prints it with its fix and exits 2.
     """
-    memory = MemoryStore(settings).memory(employee, user)
-    doc = memory.read()
-    if not memory.path.exists():
-        console.print(f"no memory yet: {memory.path}")
-        return 0
-    console.print(f"[bold]{memory.path}[/] ({len(memory.render(doc))}/{memory.cap} characters)")
-    console.print(memory.render(doc), markup=False, highlight=False)
-    for warning in doc.warnings:
-        console.print(f"[yellow]warning: {escape(warning)}[/]")
-    if doc.write_refusal is not None:  # shown above as read; say why it stays unwritten
-        refusal = escape(doc.write_refusal.render())
-        console.print(f"[bold yellow]writes refused:[/] {refusal}", highlight=False)
-    store = MemoryStore(settings)
-    shared = sorted(store.shared_sections(employee, user))
+    async with await Staffroom.admin(settings=settings) as admin:
+        memory = admin.memory.memory(employee, user)
+        doc = memory.read()
+        if not memory.path.exists():
+            console.print(f"no memory yet: {memory.path}")
+            return 0
+        size = f"{len(memory.render(doc))}/{memory.cap} characters"
+        console.print(f"[bold]{memory.path}[/] ({size})")
+        console.print(memory.render(doc), markup=False, highlight=False)
+        for warning in doc.warnings:
+            console.print(f"[yellow]warning: {escape(warning)}[/]")
+        if doc.write_refusal is not None:  # shown above as read; say why it stays unwritten
+            refusal = escape(doc.write_refusal.render())
+            console.print(f"[bold yellow]writes refused:[/] {refusal}", highlight=False)
+        shared = sorted(admin.memory.shared_sections(employee, user))
     console.print(
         f"shared with rooms where others are present: {', '.join(shared) or 'nothing'} "
         f"(change with --share)"
@@ -81,10 +81,15 @@ def show_memory(settings: Settings, employee: str, user: str, console: Console) 
     return 0
 
 
-def set_shared(settings: Settings, employee: str, user: str, spec: str, console: Console) -> int:
-    """``memory --share``: which sections rooms with other people may see."""
+async def set_shared(
+    settings: Settings, employee: str, user: str, spec: str, console: Console
+) -> int:
+    """``memory --share``: which sections rooms with other people may see (a read-only data
+    folder is refused before anything is written)."""
     wanted = [] if spec.strip().lower() == "none" else [s.strip() for s in spec.split(",")]
-    chosen = MemoryStore(settings).share(employee, user, [s for s in wanted if s])
+    command = "memory --share"
+    async with await Staffroom.admin(settings=settings, writes=True, command=command) as admin:
+        chosen = admin.memory.share(employee, user, [s for s in wanted if s])
     console.print(
         f"{user}'s memory at {employee}: rooms with other people now see "
         f"{', '.join(sorted(chosen)) or 'nothing'}"

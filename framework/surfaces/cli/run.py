@@ -10,17 +10,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from framework.data_folder import SOPS
 from framework.runtime.room import Room
 from framework.sessions.events import EventKind
 from framework.sessions.keys import SessionKey
-from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.outcomes import TURN_FAILURES
-from framework.sop.store import SopStore
+from framework.sop.ref import SopRef
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
-from framework.surfaces.cli.data_access import is_writable, open_read_only
 from framework.surfaces.cli.render import render_event
 from framework.surfaces.cli.script import (
     ScriptLine,
@@ -222,55 +219,48 @@ async def close_session(settings: Settings, session: str, console: Console) -> i
         return 0
 
 
-def show_history(
+async def show_history(
     settings: Settings, session: str, last: int | None, raw: bool, console: Console
 ) -> int:
     """Print a session's events; report unreadable lines (file and line) without losing them."""
     key = SessionKey.parse(session)
-    store = SessionStore(settings.data_dir)
-    path = store.log_path(key)
-    if not path.exists():
-        known = ", ".join(str(k) for k in store.list_sessions()) or "none yet"
-        console.print(
-            f"[red]no session {key} in {settings.data_dir / 'sessions'}[/] (known: {known})"
-        )
-        return 2
-    log = store.log(key)
-    events = log.tail(last) if last else log.read_all()
-    for event in events:
-        if raw:
-            sys.stdout.write(event.to_json() + "\n")  # exact JSONL, unwrapped
-        else:
-            render_event(console, event)
-    for problem in log.problems:
-        console.print(f"[yellow]warning: {problem}[/]")
-    store.close()
-    return 0
+    async with await Staffroom.admin(settings=settings) as admin:
+        store = admin.sessions
+        if not store.log_path(key).exists():
+            known = ", ".join(str(k) for k in store.list_sessions()) or "none yet"
+            where = admin.folder.sessions_dir
+            console.print(f"[red]no session {key} in {where}[/] (known: {known})")
+            return 2
+        log = store.log(key)
+        events = log.tail(last) if last else log.read_all()
+        for event in events:
+            if raw:
+                sys.stdout.write(event.to_json() + "\n")  # exact JSONL, unwrapped
+            else:
+                render_event(console, event)
+        for problem in log.problems:
+            console.print(f"[yellow]warning: {problem}[/]")
+        return 0
 
 
 async def replay_session(settings: Settings, session: str, console: Console) -> int:
     """Show a session again with the SOP version it ran on (not today's best)."""
     key = SessionKey.parse(session)
-    store = SessionStore(settings.data_dir)
-    if not store.log_path(key).exists():
-        console.print(f"[red]no session {key} in {settings.data_dir / 'sessions'}[/]")
-        return 2
-    events = store.log(key).read_all()
-    refs = [str(e.meta["sop"]) for e in events if e.meta.get("entry") and e.meta.get("sop")]
-    if refs:
-        path = settings.data_dir / SOPS
-        # Replay only reads: a read-only data folder gets a read-only connection.
-        writable = is_writable(settings.data_dir)
-        sops = await SopStore.open(path) if writable else await open_read_only(path)
-        try:
-            for ref in dict.fromkeys(refs):
-                sop_id, _, number = ref.rpartition("@")
-                version = await sops.get(sop_id, int(number))
+    async with await Staffroom.admin(settings=settings) as admin:
+        if not admin.sessions.log_path(key).exists():
+            console.print(f"[red]no session {key} in {admin.folder.sessions_dir}[/]")
+            return 2
+        events = admin.sessions.log(key).read_all()
+        refs = [str(e.meta["sop"]) for e in events if e.meta.get("entry") and e.meta.get("sop")]
+        if refs:
+            # Replay only reads (a read-only folder gets a read-only connection), and shows
+            # the versions as stored: no card is imported.
+            sops = (await admin.sops(import_cards=False)).store
+            for text in dict.fromkeys(refs):
+                ref = SopRef.parse(text, field="sop", require_version=True)
+                version = await sops.get(ref.sop_id, ref.version)
                 console.print(f"[bold]ran on {ref}[/] ({version.status})")
-                console.print(escape(render_steps(ref, version.goal, version.steps)))
-        finally:
-            await sops.close()
-    for event in events:
-        render_event(console, event)
-    store.close()
-    return 0
+                console.print(escape(render_steps(str(ref), version.goal, version.steps)))
+        for event in events:
+            render_event(console, event)
+        return 0

@@ -18,9 +18,10 @@ from framework.errors import InputError, StorageError
 from framework.settings import Settings
 from framework.sop.edits import diff_steps
 from framework.sop.library_io import ImportReport, export_library, import_library
+from framework.sop.ref import SopRef
 from framework.sop.service import SopService, ensure_known
 from framework.specs.sop_card import render_steps
-from framework.surfaces.cli.data_access import open_sops
+from framework.staffroom import Staffroom
 
 app = typer.Typer(
     help="Versioned SOPs: list, show, diff, review, explain, measure.", no_args_is_help=True
@@ -37,16 +38,17 @@ def _run(
     command: str = "sop",
 ) -> None:
     """Run ``job`` on the SOP service; a command that only reads also works on a read-only
-    data folder (see ``data_access``), one that ``writes`` is refused there up front."""
+    data folder (see ``framework.admin``), one that ``writes`` is refused there up front."""
 
     async def main() -> None:
-        service = await open_sops(settings, writes=writes, command=command)
-        try:
-            await job(service)
-        except sqlite3.Error as exc:  # e.g. a read-only store written by another version
-            raise StorageError(f"cannot read the SOP store {service.store.path}: {exc}") from exc
-        finally:
-            await service.close()
+        admin = await Staffroom.admin(settings=settings, writes=writes, command=command)
+        async with admin:
+            service = await admin.sops()
+            try:
+                await job(service)
+            except sqlite3.Error as exc:  # e.g. a read-only store written by another version
+                path = service.store.path
+                raise StorageError(f"cannot read the SOP store {path}: {exc}") from exc
 
     asyncio.run(main())
 
@@ -56,24 +58,22 @@ def _settings(ctx: typer.Context) -> Settings:
     return Settings.from_env(data_dir=obj.get("data_dir"), project_dir=obj.get("project"))
 
 
-async def _ref(service: SopService, ref: str, *, required: bool) -> tuple[str, int | None]:
+async def _ref(service: SopService, text: str, *, required: bool) -> SopRef:
     """``ID`` or ``ID@VERSION`` checked against the store: the SOP exists, and the version
     is a number it holds (``tech-article@x`` used to show v1). ``required``: a command that
-    changes one version needs the ``@VERSION``."""
-    sop_id, at, number = ref.partition("@")
+    changes one version needs the ``@VERSION``. Errors list the versions there are."""
+    sop_id = SopRef.id_of(text)
     ensure_known(sop_id, await service.store.sop_ids())
-    if not at and not required:
-        return sop_id, None
     held = [v.version for v in await service.store.versions(sop_id)]
-    if number.isdigit() and int(number) in held:
-        return sop_id, int(number)
-    listed = ", ".join(f"{sop_id}@{n}" for n in held)
-    if not at or not number:
-        why = f"'{ref}' names no version"
-    elif number.isdigit():
-        why = f"SOP '{sop_id}' has no version {number}"
+    try:
+        ref = SopRef.parse(text, field="version", require_version=required)
+    except InputError as exc:
+        why = exc.message  # said again below with the versions there are
     else:
-        why = f"'{number}' in '{ref}' is not a version number"
+        if ref.version is None or ref.version in held:
+            return ref
+        why = f"SOP '{sop_id}' has no version {ref.version}"
+    listed = ", ".join(str(SopRef(sop_id, n)) for n in held)
     raise InputError(why, field="version", fix=f"write ID@VERSION; versions: {listed}")
 
 
@@ -118,8 +118,8 @@ def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="ID or ID@V
     """One version: steps, change log, approvals."""
 
     async def job(service: SopService) -> None:
-        sop_id, version = await _ref(service, ref, required=False)
-        v = await service.store.get(sop_id, version)
+        chosen = await _ref(service, ref, required=False)
+        v = await service.store.get(chosen.sop_id, chosen.version)
         console.print(f"[bold]{v.ref}[/] · {v.status} · {escape(v.scope)}")
         console.print(escape(render_steps(v.ref, v.goal, v.steps)))
         for entry in v.change_log:
@@ -155,8 +155,8 @@ def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option(
     """Record a reviewer's approval of a draft (ID@VERSION)."""
 
     async def job(service: SopService) -> None:
-        sop_id, version = await _ref(service, ref, required=True)
-        v = await service.store.approve(sop_id, version or 0, reviewer)
+        chosen = await _ref(service, ref, required=True)
+        v = await service.store.approve(chosen.sop_id, chosen.version or 0, reviewer)
         console.print(f"{v.ref}: approved by {', '.join(a.reviewer for a in v.approvals)}")
 
     _run(_settings(ctx), job, writes=True, command="sop approve")
@@ -173,8 +173,10 @@ def publish(
     """Publish a draft (ID@VERSION) once its required reviewers approved."""
 
     async def job(service: SopService) -> None:
-        sop_id, version = await _ref(service, ref, required=True)
-        v = await service.store.publish(sop_id, version or 0, required_reviewers=reviewers or [])
+        chosen = await _ref(service, ref, required=True)
+        v = await service.store.publish(
+            chosen.sop_id, chosen.version or 0, required_reviewers=reviewers or []
+        )
         console.print(f"{v.ref} is {v.status}")
 
     _run(_settings(ctx), job, writes=True, command="sop publish")
@@ -185,8 +187,8 @@ def deprecate(ctx: typer.Context, ref: str, reason: Annotated[str, typer.Option(
     """Deprecate a version (ID@VERSION); it stays for replay."""
 
     async def job(service: SopService) -> None:
-        sop_id, version = await _ref(service, ref, required=True)
-        v = await service.store.deprecate(sop_id, version or 0, reason)
+        chosen = await _ref(service, ref, required=True)
+        v = await service.store.deprecate(chosen.sop_id, chosen.version or 0, reason)
         console.print(f"{v.ref} is {v.status}")
 
     _run(_settings(ctx), job, writes=True, command="sop deprecate")

@@ -1,0 +1,153 @@
+"""A data folder opened for admin work: its stores, without the project, models or rooms.
+
+``staffroom sop ...``, ``history``, ``replay`` and ``memory`` (and a server's admin pages
+later) read and change a data folder's stores. They need no catalog, no model and no
+checkpointer, so :meth:`framework.staffroom.Staffroom.admin` opens a :class:`StaffroomAdmin`
+that holds only the stores, each opened when first used.
+
+Read-only folders: what only reads works on a data folder mounted read-only or owned by
+someone else (``sops.sqlite`` opens with SQLite's ``mode=ro``, nothing is imported). What
+writes refuses such a folder up front with one sentence saying so, instead of SQLite's
+"unable to open database file" dressed as damage (whose fix, moving the store aside, would
+lose it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import aiosqlite
+
+from framework.data_folder import DataFolder
+from framework.errors import StorageError
+from framework.memory.store import MemoryStore
+from framework.sessions.store import SessionStore
+from framework.settings import Settings
+from framework.sop.service import SopService
+from framework.sop.store import SopStore
+from framework.specs.project import SOPS as SOP_LIBRARY
+
+__all__ = ["StaffroomAdmin", "require_writable"]
+
+
+class StaffroomAdmin:
+    """The stores of one data folder for admin commands. Open with ``Staffroom.admin``;
+    close with :meth:`close` (or ``async with``)."""
+
+    def __init__(self, settings: Settings, *, writable: bool) -> None:
+        """Hold the folder's stores (nothing is opened yet); use ``Staffroom.admin``."""
+        self.settings = settings
+        self.folder = DataFolder(settings.data_dir)
+        """Where everything in the data folder lives."""
+        self.writable = writable
+        """Whether this process may change the folder (checked when it was opened)."""
+        self.sessions = SessionStore(
+            settings.data_dir, durability=settings.durability, lock=settings.lock
+        )
+        """Session logs and workspaces (opened per session, on first use)."""
+        self.memory = MemoryStore(settings)
+        """MEMORY.md and HISTORY.md files (read from disk on every use)."""
+        self._sops: SopService | None = None
+
+    @classmethod
+    def open(cls, settings: Settings, *, writes: bool = False, command: str = "") -> Self:
+        """The admin view of ``settings.data_dir``; with ``writes``, a read-only folder is
+        refused first (:func:`require_writable`), so nothing is left half-done."""
+        folder = DataFolder(settings.data_dir)
+        if writes:
+            require_writable(folder.root, command)
+        return cls(settings, writable=folder.writable())
+
+    async def sops(self, *, import_cards: bool = True) -> SopService:
+        """The SOP library, opened on first use (the same service afterwards).
+
+        Writable folder: opened as :meth:`Staffroom.open` does, the project's
+        ``sop_library/`` cards imported first unless ``import_cards`` is False (the store as
+        it is, e.g. for a replay). Read-only folder: the stored versions through a read-only
+        connection, nothing imported.
+        """
+        if self._sops is not None:
+            return self._sops
+        if self.writable:
+            try:
+                self.folder.root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(
+                    f"cannot create the data folder {self.folder.root}: {exc}"
+                ) from exc
+            library = self.settings.project_dir / SOP_LIBRARY if import_cards else None
+            self._sops = await SopService.open(self.folder.sops, library)
+        else:
+            self._sops = SopService(await _read_only_store(self.folder))
+        return self._sops
+
+    async def close(self) -> None:
+        """Close every store opened through this admin."""
+        self.sessions.close()
+        if self._sops is not None:
+            await self._sops.close()
+            self._sops = None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+def require_writable(data_dir: Path, command: str = "") -> None:
+    """:class:`StorageError` when ``command`` (``staffroom <command>``; empty: any caller)
+    would have to write to a read-only folder. Check before anything opens."""
+    if DataFolder(data_dir).writable():
+        return
+    if not command:
+        raise StorageError(
+            f"the data folder {data_dir} is read-only for this user, and this request writes "
+            "to it. Nothing was opened. Make it writable, or work on a copy"
+        )
+    raise StorageError(
+        f"the data folder {data_dir} is read-only for this user, and `staffroom {command}` "
+        "writes to it. Nothing was opened. Make it "
+        f"writable, or work on a copy: cp -r {data_dir} COPY && staffroom {command} ... "
+        "--data-dir COPY (read-only commands such as `sop list` and `history` work as is)"
+    )
+
+
+async def _read_only_store(folder: DataFolder) -> SopStore:
+    """``sops.sqlite`` through a read-only connection: no schema set-up, no import.
+
+    SQLite's ``mode=ro`` still needs the WAL index (``-shm``) file, which a read-only folder
+    cannot create once the last writer removed it; ``immutable=1`` then reads the file as it
+    is (no other process can be writing to a folder no one may write to).
+    """
+    path = folder.sops
+    folder.check_stores(path.name)  # lost, not new: say so as elsewhere
+    if not path.is_file():
+        raise StorageError(
+            f"there is no SOP store at {path} and the data folder is read-only, so none can be "
+            "made: nothing to show (run a command in a writable data folder first)"
+        )
+    uri = path.resolve().as_uri()
+    problem: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            conn = await aiosqlite.connect(f"{uri}?{options}", uri=True)
+        except sqlite3.Error as exc:
+            problem = exc
+            continue
+        try:
+            await conn.execute("SELECT count(*) FROM sqlite_master")  # the file opens here
+        except sqlite3.Error as exc:
+            problem = exc
+            await conn.close()  # else its worker thread keeps the process alive
+            continue
+        return SopStore(conn, path)
+    raise StorageError(f"cannot read the SOP store {path} (read-only folder): {problem}")

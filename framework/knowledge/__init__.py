@@ -1,0 +1,1 @@
+"""Knowledge layers (seed 001): journals, trackers, topic files, the shared library, search."""
