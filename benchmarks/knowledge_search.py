@@ -12,9 +12,15 @@ and 3,000 English-like words, Chinese unspaced, with stop words mixed in. Then, 
 * add one document: ours = ``upsert(doc)``, after which it is searchable (median of 20, each
   checked by a search that finds it); rank_bm25 = a full rebuild over the cached tokens;
 * query p50 / p95 over ``--queries`` queries (words from a document, a very common word with
-  a rarer one, random vocabulary words, words nobody wrote): ours = ``search(q)`` through the
-  async API; rank_bm25 = segmenting + ``get_scores`` + top 10;
-* top-10 agreement: the share of queries whose top 10 match by score (ties in any order).
+  a rarer one, random vocabulary words, words nobody wrote; each with at least one word that
+  is not a stop word), every query on both sides at every size, no sampling or time bound:
+  ours = ``search(q)`` through the async API; rank_bm25 = segmenting + ``get_scores`` + top 10;
+* top-10 agreement: the share of queries whose top 10 match rank_bm25's own ranking (its
+  ``get_scores``) by score, ties in any order; documents rank_bm25 scores from floored idfs
+  alone (words in half the corpus or more, which our index leaves out) count as unmatched;
+* memory: the index file (SQLite keeps it on disk, plus its page cache, 2 MB by default) and
+  what the rank_bm25 model holds in the Python heap (``tracemalloc``, measured after the
+  clocks).
 
 Goals (knowledge issue): p50 <= 10 ms at 100k, >= 10x faster than rank_bm25, agreement >= 0.99,
 a new document searchable in < 10 ms.
@@ -31,6 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -87,19 +94,25 @@ def make_docs(size: int, seed: int) -> tuple[list[Document], list[list[str]], li
 
 
 def make_queries(raw: list[list[str]], words: list[str], count: int, seed: int) -> list[str]:
+    """``count`` queries, each with at least one searchable word: a query made only of stop
+    words (``一个``, ``我们``) is answered "no searchable words" by both sides at once, which
+    would flatter the agreement and the latencies, so it is drawn again."""
     rng = random.Random(seed + 1)
-    out = []
-    for _ in range(count):
+    common = [w for w in words if tokenize(w) == [w]][:6]  # in ~40-75% of the documents
+    out: list[str] = []
+    while len(out) < count:
         kind = rng.random()
-        if kind < 0.6:
+        if kind < 0.6:  # words a document holds
             doc = rng.choice(raw)
-            out.append(" ".join(rng.sample(doc, min(len(doc), rng.randint(1, 3)))))
-        elif kind < 0.8:
-            out.append(f"{rng.choice(words[:6])} {' '.join(rng.sample(rng.choice(raw), 1))}")
-        elif kind < 0.9:
-            out.append(" ".join(rng.choice(words[:5000]) for _ in range(rng.randint(2, 4))))
-        else:
-            out.append(f"zzqx不存在词 {rng.choice(words[:5000])}")
+            query = " ".join(rng.sample(doc, min(len(doc), rng.randint(1, 3))))
+        elif kind < 0.8:  # a very common word with a rarer one
+            query = f"{rng.choice(common)} {rng.choice(rng.choice(raw))}"
+        elif kind < 0.9:  # vocabulary words, any mix
+            query = " ".join(rng.choice(words[:5000]) for _ in range(rng.randint(2, 4)))
+        else:  # words nobody wrote (ASCII: jieba cannot split them into real words), one real
+            query = f"zzqxnobody qqvvwrote {rng.choice(words[:5000])}"
+        if tokenize(query):
+            out.append(query)
     return out
 
 
@@ -112,6 +125,18 @@ def agrees(ours: list[tuple[str, float]], scores: Any, ids: list[str]) -> bool:
     if any(abs(a - b) > TOLERANCE for (_, a), (b, _) in zip(ours, ranked, strict=False)):
         return False
     return all(score < FLOOR_ONLY for score, _ in ranked[len(ours) :])
+
+
+def reference_mb(tokens: list[list[str]]) -> float:
+    """What a rank_bm25 model holds in memory: what building it allocates and keeps
+    (``tracemalloc``), plus its word strings, which the token lists passed in already hold
+    (each document's tokens are their own string objects, kept by its frequency dict)."""
+    tracemalloc.start()
+    model = FtsBM25(tokens, k1=K1, b=B)
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    words = {id(w): sys.getsizeof(w) for freqs in model.doc_freqs for w in freqs}
+    return (held + sum(words.values())) / 2**20
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -161,11 +186,13 @@ async def measure(size: int, n_queries: int, seed: int, folder: Path) -> dict[st
         ref_q.append(time.perf_counter() - start)
         agreed += agrees([(h.doc_id, h.score) for h in result.hits], scores, ids)
     await index.close()
+    ref_mb = reference_mb(tokens)  # after the clocks: tracemalloc slows everything it traces
     return {
         "size": size,
         "ours_build": ours_build,
         "ref_build": ref_build,
         "ours_add": statistics.median(adds) * 1e3,
+        "ours_add_max": max(adds) * 1e3,
         "ref_add": ref_add * 1e3,
         "ours_p50": pct(ours_q, 0.5),
         "ours_p95": pct(ours_q, 0.95),
@@ -173,6 +200,7 @@ async def measure(size: int, n_queries: int, seed: int, folder: Path) -> dict[st
         "ref_p95": pct(ref_q, 0.95),
         "agreement": agreed / len(queries),
         "mb": (folder / f"index-{size}.sqlite").stat().st_size / 2**20,
+        "ref_mb": ref_mb,
     }
 
 
@@ -194,31 +222,50 @@ def main() -> None:
             rows.append(asyncio.run(measure(size, args.queries, args.seed, Path(tmp))))
             print(f"  measured {size:,} documents", file=sys.stderr)
     print(
-        "| docs | build ours s | build rank-bm25 s | add one ours ms | add one rank-bm25 ms"
+        "| docs | build ours s | build rank-bm25 s | add one ours ms (max) | add one rank-bm25 ms"
         " | query p50 / p95 ours ms | query p50 / p95 rank-bm25 ms | p50 speed-up | agreement"
-        " | index MB |"
+        " | index file MB | rank-bm25 model MB |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['size']:,} | {r['ours_build']:.2f} | {r['ref_build']:.2f}"
-            f" | {r['ours_add']:.2f} | {r['ref_add']:,.0f}"
+            f" | {r['ours_add']:.2f} ({r['ours_add_max']:.2f}) | {r['ref_add']:,.0f}"
             f" | {r['ours_p50']:.2f} / {r['ours_p95']:.2f}"
             f" | {r['ref_p50']:.2f} / {r['ref_p95']:.2f}"
-            f" | {r['ref_p50'] / r['ours_p50']:.0f}x | {r['agreement']:.3f} | {r['mb']:.1f} |"
+            f" | {r['ref_p50'] / r['ours_p50']:.1f}x | {r['agreement']:.3f}"
+            f" | {r['mb']:.1f} | {r['ref_mb']:.1f} |"
         )
-    last = rows[-1]
-    met = (
-        last["ours_p50"] <= 10
-        and last["ref_p50"] / last["ours_p50"] >= 10
-        and min(r["agreement"] for r in rows) >= 0.99
-        and max(r["ours_add"] for r in rows) < 10
-    )
     print(
-        f"goals at {last['size']:,} (p50 <= 10 ms, >= 10x, agreement >= 0.99, add < 10 ms): ",
-        end="",
+        f"every one of the {args.queries} queries ran on both sides at every size (no sampling,"
+        " no time bound); agreement is against rank_bm25's own get_scores ranking"
     )
-    print("met" if met else "NOT met")
+    last = rows[-1]
+    goals = [
+        (
+            f"query p50 <= 10 ms at {last['size']:,}",
+            f"{last['ours_p50']:.2f} ms",
+            last["ours_p50"] <= 10,
+        ),
+        (
+            f">= 10x faster than rank_bm25 (p50) at {last['size']:,}",
+            f"{last['ref_p50'] / last['ours_p50']:.1f}x",
+            last["ref_p50"] / last["ours_p50"] >= 10,
+        ),
+        (
+            "top-10 agreement >= 0.99 at every size",
+            f"min {min(r['agreement'] for r in rows):.3f}",
+            min(r["agreement"] for r in rows) >= 0.99,
+        ),
+        (
+            "a new document searchable in < 10 ms (median) at every size",
+            f"max median {max(r['ours_add'] for r in rows):.2f} ms",
+            max(r["ours_add"] for r in rows) < 10,
+        ),
+    ]
+    for goal, figure, ok in goals:
+        print(f"goal: {goal}: {figure}: {'met' if ok else 'NOT met'}")
+    print(f"goals: {'all met' if all(ok for *_, ok in goals) else 'NOT all met'}")
 
 
 if __name__ == "__main__":

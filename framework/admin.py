@@ -23,11 +23,13 @@ import aiosqlite
 
 from framework.data_folder import DataFolder
 from framework.errors import StorageError
+from framework.knowledge.base import KnowledgeBase
 from framework.memory.store import MemoryStore
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.service import SopService
 from framework.sop.store import SopStore
+from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
 from framework.specs.project import SOPS as SOP_LIBRARY
 
 __all__ = ["StaffroomAdmin", "require_writable"]
@@ -51,6 +53,7 @@ class StaffroomAdmin:
         self.memory = MemoryStore(settings)
         """MEMORY.md and HISTORY.md files (read from disk on every use)."""
         self._sops: SopService | None = None
+        self._knowledge: KnowledgeBase | None = None
 
     @classmethod
     def open(cls, settings: Settings, *, writes: bool = False, command: str = "") -> Self:
@@ -84,9 +87,19 @@ class StaffroomAdmin:
             self._sops = SopService(await _read_only_store(self.folder))
         return self._sops
 
+    def knowledge(self) -> KnowledgeBase:
+        """The knowledge layers, configured by the project's ``knowledge.yaml`` (loaded on
+        first use: a broken file is an :class:`~framework.errors.InputError` with its line)."""
+        if self._knowledge is None:
+            config = load_knowledge_file(self.settings.project_dir / KNOWLEDGE_FILE)
+            self._knowledge = KnowledgeBase(self.settings.data_dir, config)
+        return self._knowledge
+
     async def close(self) -> None:
         """Close every store opened through this admin."""
         self.sessions.close()
+        if self._knowledge is not None:
+            await self._knowledge.close()
         if self._sops is not None:
             await self._sops.close()
             self._sops = None

@@ -169,6 +169,11 @@ class DataFolder:
             return []
         return sorted(self.memory_dir.glob(f"*/*/{MEMORY_FILE}"))
 
+    @property
+    def history_dir(self) -> Path:
+        """``history/``: one folder per session."""
+        return self.root / HISTORY
+
     def history_file(self, key: SessionName | str) -> Path:
         """``history/{channel}:{chat_id}/HISTORY.md``: the session's summary lines."""
         return self.root / HISTORY / session_name(key) / HISTORY_FILE
@@ -185,9 +190,14 @@ class DataFolder:
         """``trackers/``: one folder per employee (tasks, goals, reflections) and proposals."""
         return self.root / TRACKERS
 
+    @property
+    def knowledge_dir(self) -> Path:
+        """``knowledge/``: one folder of topic files per employee."""
+        return self.root / KNOWLEDGE
+
     def topics_dir(self, employee: str) -> Path:
         """``knowledge/{employee}/``: the employee's private topic files (name checked)."""
-        return self.root / KNOWLEDGE / check_name(employee, field="employee")
+        return self.knowledge_dir / check_name(employee, field="employee")
 
     @property
     def library_dir(self) -> Path:

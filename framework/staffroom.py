@@ -24,6 +24,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from framework.admin import StaffroomAdmin
 from framework.data_folder import CHECKPOINTS, SOPS, DataFolder
 from framework.errors import StorageError, UnknownNameError
+from framework.knowledge.after_session import SessionKnowledge
 from framework.knowledge.base import KnowledgeBase
 from framework.memory.store import MemoryStore
 from framework.models.factory import (
@@ -37,15 +38,16 @@ from framework.models.offline import OfflineChatModel
 from framework.models.profile import ModelProfile, limits, profile_for
 from framework.names import check_name
 from framework.prompts.environment import PromptRenderer
+from framework.reflection import ReflectionRun, reflect_due
 from framework.runtime.builtins import default_extensions
 from framework.runtime.deps import RoomDeps, RoomModels
 from framework.runtime.extensions import Extensions
 from framework.runtime.graph import RoomGraph, build_graph
-from framework.runtime.knowledge_hooks import register_knowledge
+from framework.runtime.knowledge_hooks import extract_span, register_knowledge
 from framework.runtime.plan import RoomPlan, compile_plan
 from framework.runtime.room import Room
 from framework.runtime.turn_context import system_prompt
-from framework.sessions.events import Event
+from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel, SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
@@ -55,11 +57,9 @@ from framework.sop.service import SopService
 from framework.specs.catalog import Catalog, project_root
 from framework.specs.employee import EmployeeCard
 from framework.specs.knowledge_file import KNOWLEDGE_FILE, KnowledgeConfig, load_knowledge_file
-from framework.specs.limits import MAX_TEXT_CHARS
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario
-from framework.specs.sop_text import render_steps
 
 
 class Staffroom:
@@ -89,6 +89,7 @@ class Staffroom:
         self._model_factory = model_factory
         self._renderer = PromptRenderer()
         self._rooms: dict[str, Room] = {}
+        self._deps: dict[str, RoomDeps] = {}
         self._owned: list[BaseChatModel] = []
         """Models this Staffroom built (and closes); injected ones are their owner's."""
         self.memory = MemoryStore(settings)
@@ -187,6 +188,7 @@ class Staffroom:
         for model in self._owned:
             await close_model(model)
         self.sessions.close()
+        await self.knowledge.close()
         await self.sops.close()
         await self._conn.close()
 
@@ -247,44 +249,42 @@ class Staffroom:
         key = SessionKey(Channel.DM, f"{user}@{card.id}")
         return self._room(key, compile_plan(scenario, self.catalog, {}))
 
+    async def extract(self, session: str) -> SessionKnowledge:
+        """``staffroom extract``: journal, extract and route what a session said since its last
+        extraction (the whole log the first time), as its end would. Nothing new: a report with
+        no run. Idempotent: the entry id is the newest event's."""
+        room = await self.session(session)
+        deps = self._deps[room.key]
+        span = deps.log.tail_until(lambda e: e.kind == EventKind.KNOWLEDGE)
+        span = [e for e in span if e.kind not in (EventKind.KNOWLEDGE, EventKind.SESSION_END)]
+        if not span:
+            return SessionKnowledge(room.key)
+        return await extract_span(
+            self.knowledge, deps, deps.sink(), span, entry_id=f"extract-{span[-1].id}"
+        )
+
+    async def reflect(self, employee: str | None = None) -> list[ReflectionRun]:
+        """Run the due reflections of ``employee`` (None: everyone); see :mod:`.reflection`."""
+        return await reflect_due(self, employee)
+
     async def close_idle(self) -> dict[str, list[Event]]:
         """End the sessions of this process's rooms and DMs that have been silent for
-        ``Settings.session_idle`` seconds (what a long-running server calls now and then).
+        ``Settings.session_idle`` seconds, then run the reflections that are due (what a
+        long-running server calls now and then; see :mod:`framework.reflection`).
 
         Returns the events each ended session caused, by session key.
         """
         ended: dict[str, list[Event]] = {}
-        for key, room in self._rooms.items():
+        for key, room in list(self._rooms.items()):
             if room.idle:
                 ended[key] = await room.close(reason="idle")
+        for run in await reflect_due(self):
+            ended[run.session] = run.events
         return ended
 
     async def recommendations(self, scope: str, *, exclude: Sequence[str] = ()) -> str:
-        """Published SOPs in ``scope`` (``employee:<id>`` or ``scenario:<id>``) as text.
-
-        Shown (and injected into prompts) at the start of a DM with that employee, or of a
-        room of that scenario: one user's proven practice, published after review, helps
-        the next user from the first message on. ``exclude``: SOPs already driving the room.
-        """
-        blocks = []
-        for sop_id in await self.sops.store.for_scope(scope):
-            if sop_id in exclude:
-                continue
-            choice = await self.sops.choose(sop_id)
-            if choice.winner is not None:
-                v = choice.winner.version
-                blocks.append(render_steps(v.ref, v.goal, v.steps))
-        if not blocks:
-            return ""
-        head = "推荐做法 / Recommended practice (published SOPs):"
-        # Sent in every prompt: whole SOPs up to the text cap, then a pointer to the rest.
-        kept: list[str] = []
-        for block in blocks:
-            if len(head) + sum(len(b) + 2 for b in [*kept, block]) > MAX_TEXT_CHARS - 100:
-                kept.append(f"… {len(blocks) - len(kept)} more: staffroom sop list")
-                break
-            kept.append(block)
-        return head + "\n" + "\n\n".join(kept)
+        """Published SOPs in ``scope`` as text (see :meth:`SopService.recommendations`)."""
+        return await self.sops.recommendations(scope, exclude=exclude)
 
     async def session(self, key: str) -> Room:
         """Reopen an existing session by key (``room:<id>`` or ``dm:<user>@<employee>``)."""
@@ -352,6 +352,7 @@ class Staffroom:
         lock.parent.mkdir(parents=True, exist_ok=True)
         room = Room(deps, self._graph, lock)
         self._rooms[str(key)] = room
+        self._deps[str(key)] = deps  # the composition root keeps what it composed
         return room
 
     def _spec_for(self, scenario: Scenario, card: EmployeeCard) -> tuple[ModelSpec, str]:

@@ -4,16 +4,23 @@ and tests share). Where each layer lives is :class:`~framework.data_folder.DataF
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
 from framework.data_folder import DataFolder
+from framework.knowledge.documents import Partition, SearchResult
+from framework.knowledge.index import KnowledgeIndex
 from framework.knowledge.journal import Journal
 from framework.knowledge.library import Library
+from framework.knowledge.search import search
 from framework.knowledge.topics import TopicStore
 from framework.knowledge.trackers import Trackers
 from framework.specs.knowledge_file import KnowledgeConfig
+
+DEFAULT_REFLECTION = "回顾最近的日志和知识：哪些做法有效，哪些该做没做，下一步改进什么"
+"""The standing self-reflection every employee with a journal gets (seed 001: 定期反思)."""
 
 
 class KnowledgeBase:
@@ -37,6 +44,8 @@ class KnowledgeBase:
         self.trackers = Trackers(self.folder.trackers_dir, today=today)
         self.library = Library.from_config(self.folder.library_dir, self.config, today=today)
         self._topics: dict[str, TopicStore] = {}
+        self._index: KnowledgeIndex | None = None
+        self._index_lock = asyncio.Lock()
 
     def topics(self, employee: str) -> TopicStore:
         """``employee``'s private topic files (``knowledge/{employee}/``)."""
@@ -52,3 +61,43 @@ class KnowledgeBase:
     def index_path(self) -> Path:
         """The search index's SQLite file (derived: rebuilt from the files when lost)."""
         return self.folder.knowledge_index
+
+    def ensure_reflection(self, employee: str) -> None:
+        """Give ``employee`` the standing reflection trigger (:data:`DEFAULT_REFLECTION`, at
+        ``knowledge.yaml``'s interval) unless it has an open one. Idempotent."""
+        if not any(r.is_open for r in self.trackers.reflections(employee)):
+            self.trackers.add_reflection(
+                employee,
+                DEFAULT_REFLECTION,
+                interval=self.config.reflection.interval,
+                source="default",
+            )
+
+    async def index(self) -> KnowledgeIndex:
+        """The search index, opened on first use (created, or rebuilt, from the files)."""
+        async with self._index_lock:
+            if self._index is None:
+                self.index_path.parent.mkdir(parents=True, exist_ok=True)
+                self._index = await KnowledgeIndex.open(self.index_path)
+            return self._index
+
+    async def search(
+        self,
+        query: str,
+        *,
+        employee: str | None = None,
+        partition: Partition | str = Partition.OPEN,
+        limit: int = 5,
+    ) -> SearchResult:
+        """What ``employee`` (None: the operator) may find for ``query`` in one partition,
+        the files synced first (see :mod:`framework.knowledge.search`)."""
+        return await search(
+            self, await self.index(), query, employee=employee, partition=partition, limit=limit
+        )
+
+    async def close(self) -> None:
+        """Close the search index if it was opened."""
+        async with self._index_lock:
+            if self._index is not None:
+                await self._index.close()
+                self._index = None

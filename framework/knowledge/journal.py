@@ -27,6 +27,7 @@ from typing import Literal, get_args
 
 from framework.errors import InputError, StorageError
 from framework.knowledge.files import file_lock, read_utf8, write_atomic
+from framework.memory.similarity import normalize
 from framework.names import check_name
 
 __all__ = [
@@ -139,6 +140,31 @@ class Journal:
             write_atomic(path, head + "\n" + "\n".join(block) + "\n")
         return True
 
+    def forget(self, needle: str, employee: str | None = None) -> list[tuple[Path, str]]:
+        """Remove every entry (with its continuation lines) containing ``needle``
+        (normalised), in every journal or ``employee``'s: the one exception to append-only,
+        for ``staffroom forget``. The rest of each file is kept byte for byte. Returns
+        ``(file, removed entry)`` pairs."""
+        key = normalize(needle)
+        if not key or not self.root.is_dir():
+            return []
+        folders = (
+            [self.root / check_name(employee, field="employee")]
+            if employee
+            else [p for p in sorted(self.root.iterdir()) if p.is_dir()]
+        )
+        removed: list[tuple[Path, str]] = []
+        for path in (f for folder in folders for f in sorted(folder.glob("*.md"))):
+            with file_lock(path):
+                text = read_utf8(path)
+                if text is None or key not in normalize(text):
+                    continue
+                kept, gone = _without(text.splitlines(keepends=True), key)
+                if gone:
+                    write_atomic(path, "".join(kept))
+                    removed += [(path, g) for g in gone]
+        return removed
+
     def read(self, employee: str, day: date) -> JournalDay:
         """The day's journal; empty when there is none. A broken file is an InputError."""
         path = self.path(employee, day)
@@ -169,6 +195,33 @@ class Journal:
     def entries_since(self, employee: str, day: date) -> list[JournalDay]:
         """Journals of ``day`` and every later day, oldest first (for extraction, reflection)."""
         return [self.read(employee, d) for d in self.days(employee) if d >= _day(day)]
+
+
+def _without(lines: list[str], key: str) -> tuple[list[str], list[str]]:
+    """``lines`` without the entries (``- `` line + indented continuations) matching ``key``."""
+    kept: list[str] = []
+    gone: list[str] = []
+    group: list[str] = []
+
+    def flush() -> None:
+        text = "".join(group)
+        if group and key in normalize(text):
+            gone.append(" ".join(part.strip() for part in group))
+        else:
+            kept.extend(group)
+        group.clear()
+
+    for line in lines:
+        if line.startswith("- "):
+            flush()
+            group.append(line)
+        elif group and line.startswith((" ", "\t")) and line.strip():
+            group.append(line)
+        else:
+            flush()
+            kept.append(line)
+    flush()
+    return kept, gone
 
 
 def _day(value: date) -> date:

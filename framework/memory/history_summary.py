@@ -17,6 +17,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from framework.errors import StorageError
+from framework.memory.similarity import normalize
 
 __all__ = ["HEADER", "HistorySummary"]
 
@@ -62,6 +63,23 @@ class HistorySummary:
                 return True
         except OSError as exc:  # filelock.Timeout is an OSError too
             raise StorageError(f"cannot append to {self.path}: {exc}") from exc
+
+    def forget(self, needle: str) -> list[str]:
+        """Remove every line containing ``needle`` (normalised); returns the removed lines.
+        The one rewrite of a history (``staffroom forget``), atomic under the lock."""
+        key = normalize(needle)
+        if not key or not self.path.exists():
+            return []
+        try:
+            with self._lock:
+                raw = self.path.read_text(encoding="utf-8")
+                lines = raw.splitlines(keepends=True)
+                gone = [ln for ln in lines if ln.strip() != HEADER and key in normalize(ln)]
+                if gone:
+                    self._replace("".join(ln for ln in lines if ln not in gone).encode("utf-8"))
+                return [ln.strip() for ln in gone]
+        except OSError as exc:
+            raise StorageError(f"cannot rewrite {self.path}: {exc}") from exc
 
     def lines(self) -> list[str]:
         """Every entry, oldest first: the non-empty lines, stripped, without header or tags."""

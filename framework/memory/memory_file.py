@@ -281,6 +281,25 @@ class MemoryFile:
 
         return self._mutate(sid, apply)
 
+    def forget(self, needle: str) -> list[MemoryChange]:
+        """Remove every entry containing ``needle`` (normalised) from every section: the one
+        removal that is asked by text, not by entry (``staffroom forget``). Returns each
+        removal; the file is rewritten under its lock as every other write."""
+        key = normalize(needle)
+        removed: list[MemoryChange] = []
+        if not key or not self.path.exists():
+            return removed
+        for sid in SECTION_IDS:
+
+            def apply(entries: list[str], sid: str = sid) -> MemoryChange:
+                gone = [e for e in entries if key in normalize(e)]
+                entries[:] = [e for e in entries if key not in normalize(e)]
+                removed.extend(MemoryChange("removed", sid, e, None) for e in gone)
+                return MemoryChange("removed" if gone else "unchanged", sid, None, None)
+
+            self._mutate(sid, apply)
+        return removed
+
     def _section_id(self, section: str) -> str:
         if section not in SECTION_IDS:
             raise InputError(f"unknown section {section!r}; use one of: {', '.join(SECTION_IDS)}")

@@ -5,22 +5,48 @@
   the shared library and proposals; a ``knowledge`` event records all of it.
 - prompt blocks: an employee's open tasks, goals, due reflections and proposals; and the topics
   ``knowledge.yaml``'s loading table names for the room's ``task_type``.
+- the ``search_knowledge`` tool, held by every employee: BM25 over what it may read (its own
+  topics and journals, the shared library; the isolated partition only if entitled), each hit
+  with its source path, within a character budget.
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date
+from pathlib import Path
+from typing import Literal
 
-from framework.knowledge.after_session import after_session
+from pydantic import BaseModel, Field
+
+from framework.knowledge.after_session import SessionKnowledge, after_session
 from framework.knowledge.base import KnowledgeBase
+from framework.knowledge.documents import SearchResult
 from framework.knowledge.extractors import model_extractor, rules_extractor
 from framework.knowledge.gate import Extractor
+from framework.knowledge.search import collections_for, sync
 from framework.models.simulator import SimulatedChatModel
 from framework.runtime.deps import RoomDeps
 from framework.runtime.extensions import Extensions
 from framework.runtime.hooks import HookCall, HookPoint
 from framework.runtime.prompt_blocks import PromptScope
-from framework.sessions.events import EventKind
+from framework.runtime.room_tools import ToolScope
+from framework.runtime.sink import EventSink
+from framework.sessions.events import Event, EventKind
+from framework.tools.base import Tool, ToolResult
+
+SEARCH_BUDGET = 2000
+"""Characters of search results a tool call hands the model (hits past it are counted)."""
+
+
+class SearchArgs(BaseModel):
+    """Arguments of the ``search_knowledge`` tool."""
+
+    query: str = Field(description="What to look for: a few keywords, Chinese or English.")
+    partition: Literal["open", "isolated"] = Field(
+        "open", description="open (default), or isolated if you are entitled to it."
+    )
+    limit: int = Field(5, ge=1, le=10, description="How many results at most (1-10).")
 
 
 def register_knowledge(ext: Extensions, kb: KnowledgeBase) -> None:
@@ -30,24 +56,8 @@ def register_knowledge(ext: Extensions, kb: KnowledgeBase) -> None:
         ended = call.session
         if ended is None:
             return
-        deps = call.room
-        span = deps.log.tail_until(lambda e: e.id == ended.first)
-        span = [e for e in span if e.kind != EventKind.SESSION_END]
-        day = date.fromisoformat(span[-1].ts[:10]) if span else kb.today()
-        done = await after_session(
-            kb,
-            span,
-            session=str(deps.key),
-            employees=deps.plan.participants,
-            humans=deps.plan.humans,
-            extractor=extractor_for(deps),
-            day=day,
-            entry_id=call.id,
-        )
-        if done.run is not None:
-            call.events.emit(
-                EventKind.KNOWLEDGE, "system", done.as_dict(), id=f"{call.id}-knowledge"
-            )
+        span = call.room.log.tail_until(lambda e: e.id == ended.first)
+        await extract_span(kb, call.room, call.events, span, entry_id=call.id)
 
     def open_items(scope: PromptScope) -> str | None:
         items = kb.trackers.open_items(scope.employee)
@@ -79,9 +89,57 @@ def register_knowledge(ext: Extensions, kb: KnowledgeBase) -> None:
                         lines.append(f"[{where}]\n" + "\n".join(f"- {e}" for e in topic.entries))
         return "\n".join(lines) or None
 
+    def search_tool(scope: ToolScope) -> Tool:
+        async def run(args: SearchArgs) -> ToolResult:
+            found = await kb.search(
+                args.query, employee=scope.employee, partition=args.partition, limit=args.limit
+            )
+            return ToolResult(True, render_hits(kb, found))
+
+        return Tool(
+            "search_knowledge",
+            "Search what you know: your topic files and journals and the shared library "
+            "(BM25 keyword search; Chinese and English). Returns the best passages, each with "
+            "its source file.",
+            SearchArgs,
+            run,
+        )
+
+    ext.add_tool("search_knowledge", search_tool)
     ext.hooks.on(HookPoint.SESSION_END, knowledge, name="knowledge")
     ext.blocks.add("open_items", "未完成的事项 / Open tasks, goals, proposals", open_items)
     ext.blocks.add("loaded_knowledge", "相关知识 / Knowledge for this task", loaded, max_chars=3000)
+
+
+async def extract_span(
+    kb: KnowledgeBase, deps: RoomDeps, sink: EventSink, span: list[Event], *, entry_id: str
+) -> SessionKnowledge:
+    """Journal, extract and route ``span`` of the room's log (a session's end, or what
+    ``staffroom extract`` finds new); record it as a ``knowledge`` event ``{entry_id}-knowledge``
+    and sync the index, so what was routed is searchable before the next turn.
+
+    ``entry_id`` makes it idempotent: journal blocks are keyed by it and items are
+    deduplicated, so a re-run after a crash adds nothing twice."""
+    span = [e for e in span if e.kind not in (EventKind.SESSION_END, EventKind.KNOWLEDGE)]
+    day = date.fromisoformat(span[-1].ts[:10]) if span else kb.today()
+    done = await after_session(
+        kb,
+        span,
+        session=str(deps.key),
+        employees=deps.plan.participants,
+        humans=deps.plan.humans,
+        extractor=extractor_for(deps),
+        day=day,
+        entry_id=entry_id,
+    )
+    for employee in done.journals:
+        await asyncio.to_thread(kb.ensure_reflection, employee)
+    if done.run is not None:
+        sink.emit(EventKind.KNOWLEDGE, "system", done.as_dict(), id=f"{entry_id}-knowledge")
+        index = await kb.index()
+        for employee in deps.plan.participants:
+            await sync(index, collections_for(kb, employee))
+    return done
 
 
 def extractor_for(deps: RoomDeps) -> Extractor:
@@ -97,3 +155,30 @@ def extractor_for(deps: RoomDeps) -> Extractor:
         retries=deps.settings.model_retries,
         backoff=deps.settings.model_backoff,
     )
+
+
+def render_hits(kb: KnowledgeBase, found: SearchResult, budget: int = SEARCH_BUDGET) -> str:
+    """Hits as the model (and the CLI) sees them: source path, collection, snippet; or why
+    there are none. Past ``budget`` characters the remaining hits are counted, not shown."""
+    if not found.hits:
+        return f"No knowledge found: {found.no_match_reason}"
+    lines: list[str] = []
+    used = 0
+    for n, hit in enumerate(found.hits, start=1):
+        source = _relative(kb, hit.source)
+        block = f"[{n}] {source} ({hit.collection}, score {hit.score:.2f})\n{hit.snippet}"
+        if used + len(block) > budget and lines:
+            lines.append(f"... {len(found.hits) - n + 1} more result(s) left out (budget)")
+            break
+        lines.append(block)
+        used += len(block)
+    if found.ignored:
+        lines.append(f"(too common to rank by: {', '.join(found.ignored)})")
+    return "\n".join(lines)
+
+
+def _relative(kb: KnowledgeBase, source: str) -> str:
+    try:
+        return str(Path(source).resolve().relative_to(kb.data_dir.resolve()))
+    except ValueError:
+        return source

@@ -28,6 +28,8 @@ from framework.sop.scoring import (
     choose_best,
 )
 from framework.sop.store import SopStore
+from framework.specs.limits import MAX_TEXT_CHARS
+from framework.specs.sop_card import render_steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,33 @@ class SopService:
                 fix=f"publish one: staffroom sop publish {sop_id} VERSION",
             )
         return choice.winner.version
+
+    async def recommendations(self, scope: str, *, exclude: Sequence[str] = ()) -> str:
+        """Published SOPs in ``scope`` (``employee:<id>`` or ``scenario:<id>``) as text.
+
+        Shown (and injected into prompts) at the start of a DM with that employee, or of a
+        room of that scenario: one user's proven practice, published after review, helps
+        the next user from the first message on. ``exclude``: SOPs already driving the room.
+        """
+        blocks = []
+        for sop_id in await self.store.for_scope(scope):
+            if sop_id in exclude:
+                continue
+            choice = await self.choose(sop_id)
+            if choice.winner is not None:
+                v = choice.winner.version
+                blocks.append(render_steps(v.ref, v.goal, v.steps))
+        if not blocks:
+            return ""
+        head = "推荐做法 / Recommended practice (published SOPs):"
+        # Sent in every prompt: whole SOPs up to the text cap, then a pointer to the rest.
+        kept: list[str] = []
+        for block in blocks:
+            if len(head) + sum(len(b) + 2 for b in [*kept, block]) > MAX_TEXT_CHARS - 100:
+                kept.append(f"… {len(blocks) - len(kept)} more: staffroom sop list")
+                break
+            kept.append(block)
+        return head + "\n" + "\n\n".join(kept)
 
     async def sink(self, sop_id: str) -> list[tuple[SopVersion, str]]:
         """Deprecate published versions whose outcomes fell below the policy's threshold.

@@ -17,6 +17,7 @@ from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
 from framework.surfaces.cli import doctor as doctor_cmds
 from framework.surfaces.cli import init as init_cmds
+from framework.surfaces.cli import knowledge as knowledge_cmds
 from framework.surfaces.cli import memory as memory_cmds
 from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import sop as sop_cmds
@@ -250,6 +251,9 @@ def doctor(
 
 
 app.add_typer(sop_cmds.app, name="sop")
+app.add_typer(knowledge_cmds.app, name="knowledge")
+for _name in ("trackers", "proposal", "search", "extract", "reflect", "forget"):
+    app.command(_name)(getattr(knowledge_cmds, _name))
 
 
 def main() -> None:

@@ -1,0 +1,342 @@
+"""The knowledge layers from the terminal: trackers, topic files, search, extract, forget.
+
+``staffroom knowledge list|show|stale|review``, and the top-level ``trackers``, ``proposal``,
+``search``, ``extract`` and ``forget`` (registered in ``cli/__init__.py``). Reading commands
+open the data folder through :meth:`Staffroom.admin`; ``extract`` opens the full Staffroom
+(it may call a model), ``search`` writes the derived index, ``review``, ``proposal`` and
+``forget`` change files: those refuse a read-only folder before anything opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from framework.admin import require_writable
+from framework.knowledge.base import KnowledgeBase
+from framework.knowledge.topics import TopicStore
+from framework.memory.store import MemoryStore
+from framework.runtime.knowledge_hooks import render_hits
+from framework.settings import Settings
+from framework.staffroom import Staffroom
+from framework.surfaces.cli.options import settings_for
+
+console = Console(soft_wrap=True)
+app = typer.Typer(help="Topic files: list, show, stale, review.", no_args_is_help=True)
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data folder.")]
+Project = Annotated[Path | None, typer.Option("--project", help="Project folder.")]
+Employee = Annotated[
+    str | None,
+    typer.Option("--employee", "-e", help="An employee's own topics (default: the library)."),
+]
+LibraryPart = Annotated[
+    str, typer.Option("--library", help="Library partition: shared or isolated.")
+]
+
+
+def _admin_job(
+    data_dir: Path | None,
+    project: Path | None,
+    job: Callable[[KnowledgeBase], Awaitable[int]],
+    *,
+    writes: str = "",
+) -> int:
+    """Run ``job`` on the data folder's knowledge layers; ``writes``: the command's name, and
+    a read-only folder is refused before anything opens."""
+    settings = settings_for(data_dir, project, None)
+
+    async def main() -> int:
+        admin = await Staffroom.admin(settings=settings, writes=bool(writes), command=writes)
+        async with admin:
+            return await job(admin.knowledge())
+
+    return asyncio.run(main())
+
+
+def _store(kb: KnowledgeBase, employee: str | None, library: str) -> TopicStore:
+    """An employee's topics, or a library partition. The CLI's operator owns the data folder,
+    so both partitions open here; employees reach the isolated one only through
+    ``Library.store``'s entitlement check."""
+    if employee is not None:
+        return kb.topics(employee)
+    if library not in ("shared", "isolated"):
+        raise typer.BadParameter("use shared or isolated", param_hint="--library")
+    part: Literal["shared", "isolated"] = "isolated" if library == "isolated" else "shared"
+    return TopicStore(kb.library.path(part), categories=kb.config.categories, today=kb.today)
+
+
+@app.command("list")
+def list_(
+    employee: Employee = None,
+    library: LibraryPart = "shared",
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """Every topic file: category, slug, entries, last review."""
+
+    async def job(kb: KnowledgeBase) -> int:
+        table = Table("category", "topic", "entries", "superseded", "last review", "file")
+        for t in _store(kb, employee, library).list():
+            where = str(t.path.relative_to(kb.data_dir))
+            table.add_row(
+                t.category, t.slug, str(len(t.entries)), str(len(t.superseded)),
+                str(t.last_review), where,
+            )  # fmt: skip
+        console.print(table if table.row_count else "no topic files yet")
+        return 0
+
+    raise typer.Exit(_admin_job(data_dir, project, job))
+
+
+@app.command()
+def show(
+    topic: Annotated[str, typer.Argument(help="Topic name or slug.")],
+    employee: Employee = None,
+    library: LibraryPart = "shared",
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """One topic file as it is on disk (entries, superseded ones, change notes)."""
+
+    async def job(kb: KnowledgeBase) -> int:
+        found = _store(kb, employee, library).show(topic)
+        console.print(f"[bold]{escape(str(found.path))}[/]")
+        console.print(found.render(), markup=False, highlight=False)
+        return 0
+
+    raise typer.Exit(_admin_job(data_dir, project, job))
+
+
+@app.command()
+def stale(
+    days: Annotated[int, typer.Option("--days", min=0, help="Not reviewed in this many days.")],
+    employee: Employee = None,
+    library: LibraryPart = "shared",
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """Topic files not reviewed in N days, least recently reviewed first."""
+
+    async def job(kb: KnowledgeBase) -> int:
+        old = _store(kb, employee, library).stale(days)
+        for t in old:
+            console.print(
+                f"{t.last_review}  {t.category}/{t.slug}  {t.path.relative_to(kb.data_dir)}"
+            )
+        if not old:
+            console.print(f"nothing older than {days} days")
+        return 0
+
+    raise typer.Exit(_admin_job(data_dir, project, job))
+
+
+@app.command()
+def review(
+    topic: Annotated[str, typer.Argument(help="Topic name or slug.")],
+    employee: Employee = None,
+    library: LibraryPart = "shared",
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """Record that a topic file was reviewed today (it leaves the stale list)."""
+
+    async def job(kb: KnowledgeBase) -> int:
+        done = await asyncio.to_thread(_store(kb, employee, library).review, topic)
+        console.print(f"{done.category}/{done.slug}: reviewed {done.last_review}")
+        return 0
+
+    raise typer.Exit(_admin_job(data_dir, project, job, writes="knowledge review"))
+
+
+def trackers(
+    employee: Annotated[str, typer.Argument(help="Employee id.")],
+    everything: Annotated[
+        bool, typer.Option("--all", help="Also done, abandoned and decided items.")
+    ] = False,
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """An employee's tasks, goals, reflections and the proposals by or for it."""
+
+    async def job(kb: KnowledgeBase) -> int:
+        t = kb.trackers
+        if everything:
+            tasks, goals = t.tasks(employee), t.goals(employee)
+            reflections = t.reflections(employee)
+            proposals = [p for p in t.proposals() if employee in (p.by, *p.for_)]
+        else:
+            items = t.open_items(employee)
+            tasks, goals, proposals = items.tasks, items.goals, items.proposals
+            reflections = t.reflections(employee)
+        due = {r.id for r in t.due(employee)}
+        for task in tasks:
+            wait = f" waiting for {task.waiting_for}" if task.waiting_for else ""
+            console.print(
+                f"{task.id} [{task.status}] {task.priority} {task.type}: "
+                f"{escape(task.task)}{escape(wait)}"
+            )
+        for goal in goals:
+            by = f" (by {goal.target_date})" if goal.target_date else ""
+            console.print(f"{goal.id} [{goal.status}] goal: {escape(goal.goal)}{by}")
+            for note in goal.progress[-3:]:
+                console.print(f"    {escape(str(note))}")
+        for r in reflections:
+            when = "due now" if r.id in due else f"last run {r.last_run or 'never'}"
+            console.print(f"{r.id} [{r.status}] reflection {r.interval}: {escape(r.what)} ({when})")
+        for p in proposals:
+            console.print(
+                f"{p.id} [{p.status}] proposal by {p.by}: {escape(p.recommendation)} "
+                f"(seen: {escape(p.observation)})"
+            )
+        if not (tasks or goals or reflections or proposals):
+            console.print(f"no open items for {employee}")
+        return 0
+
+    raise typer.Exit(_admin_job(data_dir, project, job))
+
+
+def proposal(
+    proposal_id: Annotated[str, typer.Argument(help="Proposal id, e.g. p-1.")],
+    decision: Annotated[str, typer.Argument(help="approve or reject.")],
+    by: Annotated[str, typer.Option("--by", help="Who decides (a person's name).")],
+    note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """A person approves or rejects an improvement proposal."""
+    if decision not in ("approve", "reject"):
+        raise typer.BadParameter("write approve or reject", param_hint="DECISION")
+
+    async def job(kb: KnowledgeBase) -> int:
+        done = await asyncio.to_thread(
+            kb.trackers.decide, proposal_id, approve=decision == "approve", by=by, note=note
+        )
+        console.print(f"{done.id}: {done.status} by {done.decided_by} on {done.decided_at}")
+        return 0
+
+    raise typer.Exit(_admin_job(data_dir, project, job, writes="proposal"))
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="Keywords, Chinese or English.")],
+    employee: Annotated[
+        str | None,
+        typer.Option("--employee", "-e", help="Search as this employee (what it may read)."),
+    ] = None,
+    partition: Annotated[
+        str, typer.Option("--partition", help="open (default) or isolated.")
+    ] = "open",
+    limit: Annotated[int, typer.Option("--limit", min=1, max=50)] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Hits as JSON lines.")] = False,
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """BM25 search over topic files, journals and the library (files synced first)."""
+
+    async def job(kb: KnowledgeBase) -> int:
+        found = await kb.search(query, employee=employee, partition=partition, limit=limit)
+        if as_json:
+            for hit in found.hits:
+                row = {"doc": hit.doc_id, "source": hit.source, "score": round(hit.score, 4)}
+                console.print(json.dumps({**row, "snippet": hit.snippet}, ensure_ascii=False))
+        else:
+            console.print(render_hits(kb, found, budget=10_000), markup=False, highlight=False)
+        return 0 if found.hits else 1
+
+    raise typer.Exit(_admin_job(data_dir, project, job, writes="search"))
+
+
+def extract(
+    session: Annotated[str, typer.Argument(help="Session key, e.g. room:launch-42.")],
+    data_dir: DataDir = None,
+    project: Project = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model that extracts.")] = None,
+) -> None:
+    """Extract what a session said since its last extraction: journals, items, routing."""
+    settings = settings_for(data_dir, project, model, uses_model=model is not None)
+    require_writable(settings.data_dir, "extract")
+    raise typer.Exit(asyncio.run(_extract(settings, session)))
+
+
+async def _extract(settings: Settings, session: str) -> int:
+    async with await Staffroom.open(settings=settings) as staff:
+        done = await staff.extract(session)
+    if done.run is None:
+        console.print(f"{session}: nothing new to extract")
+        return 0
+    gate = done.run.gate
+    console.print(f"{session}: {len(done.run.items)} item(s) by {', '.join(done.run.by)}")
+    said = f"re-scanned ({'; '.join(gate.reasons)})" if gate.fired else "did not fire"
+    console.print(f"  self-check gate: {escape(said)}")
+    for fallback in done.run.fallbacks:
+        console.print(f"  [yellow]fallback:[/] {escape(fallback)}")
+    for r in done.routed:
+        console.print(f"  {r.category} -> {escape(r.to)} ({r.outcome}): {escape(r.text)}")
+    return 0
+
+
+def forget(
+    text: Annotated[str | None, typer.Argument(help="A fact or a word to forget.")] = None,
+    person: Annotated[
+        str | None, typer.Option("--person", help="Forget everything about this person.")
+    ] = None,
+    employee: Annotated[
+        str | None, typer.Option("--employee", "-e", help="Only this employee's layers.")
+    ] = None,
+    data_dir: DataDir = None,
+    project: Project = None,
+) -> None:
+    """Remove a fact, or everything about a person, from every layer; print what went."""
+    if (text is None) == (person is None):
+        raise typer.BadParameter("give TEXT or --person NAME (one of them)")
+    settings = settings_for(data_dir, project, None)
+
+    from framework.knowledge.forget import forget_person, forget_text  # the one command using it
+
+    async def job(kb: KnowledgeBase) -> int:
+        memory = MemoryStore(settings)
+        if person is not None:
+            report = await forget_person(kb, person, memory=memory)
+        else:
+            report = await forget_text(kb, text or "", memory=memory, employee=employee)
+        console.print(report.render(), markup=False, highlight=False)
+        return 0
+
+    raise typer.Exit(_admin_job(data_dir, project, job, writes="forget"))
+
+
+def reflect(
+    employee: Annotated[str | None, typer.Argument(help="Employee id (default: everyone).")] = None,
+    data_dir: DataDir = None,
+    project: Project = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model that reflects.")] = None,
+) -> None:
+    """Run the reflections that are due: each reads its journals and knowledge in a session
+    whose end is extracted like any other."""
+    settings = settings_for(data_dir, project, model, uses_model=model is not None)
+    require_writable(settings.data_dir, "reflect")
+    raise typer.Exit(asyncio.run(_reflect(settings, employee)))
+
+
+async def _reflect(settings: Settings, employee: str | None) -> int:
+    async with await Staffroom.open(settings=settings) as staff:
+        runs = await staff.reflect(employee)
+    for run in runs:
+        routed = run.knowledge.get("routed", []) if run.knowledge else []
+        console.print(
+            f"{run.employee} {run.reflection_id}: reflected in {run.session} over "
+            f"{run.days_read} journal day(s); {len(routed) if isinstance(routed, list) else 0} "
+            "item(s) routed"
+        )
+    if not runs:
+        console.print("no reflection is due")
+    return 0
