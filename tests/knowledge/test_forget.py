@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import date
+import json
+from collections.abc import AsyncIterator
+from datetime import date, time
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from framework.errors import InputError
 from framework.knowledge.base import KnowledgeBase
 from framework.knowledge.forget import forget_person, forget_text
+from framework.knowledge.index import KnowledgeIndex
 from framework.knowledge.journal import JournalEntry
 from framework.memory.store import MemoryStore
 from framework.settings import Settings
@@ -17,67 +20,169 @@ from framework.specs.knowledge_file import KnowledgeConfig
 
 DAY = date(2026, 5, 30)
 SECRET = "walrus-42 的门禁密码"
+BOTH = ["open", "isolated"]
 
 
 def _filled(tmp_path: Path) -> tuple[KnowledgeBase, MemoryStore]:
+    """Every layer holds SECRET once, next to something unrelated."""
     config = KnowledgeConfig.model_validate({"isolated": {"readers": ["pm"]}})
     kb = KnowledgeBase(tmp_path, config, today=lambda: DAY)
     kb.topics("pm").update("机房", "team", add=[SECRET, "机房在三楼"])
+    kb.topics("qa").update("测试", "team", add=["回归测试每周五跑"])
     kb.library.store("pm", "shared").update("机房", "team", add=[f"共享：{SECRET}"])
-    kb.library.store("pm", "isolated").update("权限", "team", add=[f"隔离：{SECRET}"])
+    kb.library.store("pm", "isolated").update("权限", "team", add=[f"隔离：{SECRET}", "名单"])
     kb.trackers.add_task("pm", f"更新 {SECRET}")
     kb.trackers.add_task("pm", "整理部署手册")
-    entries = [JournalEntry("note", f"记下了 {SECRET}"), JournalEntry("note", "今天很顺利")]
-    kb.journal.append("pm", DAY, "dm:alice@pm", entries, entry_id="e-1")
+    entries = [JournalEntry("note", f"记下了\n{SECRET}"), JournalEntry("note", "今天很顺利")]
+    kb.journal.append("pm", DAY, "dm:alice@pm", entries, entry_id="e-1", at=time(9, 0))
+    kb.journal.append("qa", DAY, "dm:bob@qa", [JournalEntry("note", "冒烟通过")], entry_id="e-2")
     memory = MemoryStore(Settings(data_dir=tmp_path))
     memory.memory("pm", "alice").add("facts", f"alice 知道 {SECRET}")
     memory.memory("pm", "alice").add("facts", "alice 喜欢简洁")
+    memory.memory("pm", "bob").add("facts", "bob 负责预算")
     memory.history("dm:alice@pm").append([(DAY, f"alice 说了 {SECRET}"), (DAY, "alice 问了天气")])
     return kb, memory
 
 
-async def test_forget_text_removes_it_from_every_layer_and_the_index(tmp_path: Path) -> None:
+@pytest.fixture
+async def indexed(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[KnowledgeBase, MemoryStore, KnowledgeIndex]]:
+    """The layers synced into the index by hand, memory and history too (collections no search
+    syncs: forget must clean them all the same)."""
     kb, memory = _filled(tmp_path)
-    before = await kb.search("walrus-42")  # builds the index: a ghost would show up below
-    assert before.hits
-    assert (await kb.search("walrus-42", partition="isolated")).hits
+    index = await KnowledgeIndex.open(kb.index_path)
+    for name in ("pm", "qa"):
+        await index.sync_files(kb.folder.topics_dir(name), f"employee:{name}")
+        await index.sync_files(kb.folder.journals_dir / name, f"journals:{name}", scope=name)
+    await index.sync_files(kb.library.path("shared"), "shared")
+    await index.sync_files(kb.library.path("isolated"), "isolated", "isolated")
+    await index.sync_files(memory.folder.memory_dir, "memory")
+    await index.sync_files(memory.folder.history_dir, "history")
+    yield kb, memory, index
+    await index.close()
+    await kb.close()
 
-    report = await forget_text(kb, "WALRUS-42", memory=memory)  # case does not matter
 
-    layers = sorted({f.layer for f in report.removed})
-    assert layers == [
-        "history", "journal", "library:isolated", "library:shared", "memory", "topic", "tracker",
-    ]  # fmt: skip
-    assert "walrus-42" in report.render()
-    for path in tmp_path.rglob("*"):
-        if path.is_file() and path.suffix in (".md", ".json"):
-            assert "walrus-42" not in path.read_text(encoding="utf-8"), path
+def _snapshot(root: Path) -> dict[Path, bytes]:
+    return {
+        p: p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix in (".md", ".json") and not p.name.startswith(".")
+    }
+
+
+async def test_forget_text_removes_it_from_every_layer_and_the_index(
+    tmp_path: Path, indexed: tuple[KnowledgeBase, MemoryStore, KnowledgeIndex]
+) -> None:
+    kb, memory, index = indexed
+    found = await index.search(SECRET, partitions=BOTH, limit=20)
+    assert {h.collection for h in found.hits} == {
+        "employee:pm", "shared", "isolated", "journals:pm", "memory", "history",
+    }  # fmt: skip
+    before = _snapshot(tmp_path)
+    (tracker_id,) = [t.id for t in kb.trackers.tasks("pm") if "walrus" in t.task]
+
+    report = await forget_text(kb, "WALRUS-42  的门禁密码", memory=memory)  # normalised
+
+    assert sorted((f.layer, f.where) for f in report.removed) == [
+        ("history", "history/dm:alice@pm/HISTORY.md"),
+        ("journal", "journals/pm/2026-05-30.md"),
+        ("library:isolated", "library/isolated/team/权限.md"),
+        ("library:shared", "library/shared/team/机房.md"),
+        ("memory", "memory/pm/alice/MEMORY.md"),
+        ("topic", "knowledge/pm/team/机房.md"),
+        ("tracker", f"trackers/pm/tasks.json#{tracker_id}"),
+    ]
+    assert all(SECRET in f.what and "\n" not in f.what for f in report.removed)
+    assert "forgot 7 item(s)" in report.render() and SECRET in report.render()
+    assert json.loads(json.dumps(report.as_dict()))["removed"][0]["layer"] == "topic"
+
+    after = _snapshot(tmp_path)
+    assert not [p for p, data in after.items() if "walrus" in data.decode("utf-8")]
+    changed = sorted(str(p.relative_to(tmp_path)) for p in before if before[p] != after.get(p))
+    assert changed == [
+        "history/dm:alice@pm/HISTORY.md",
+        "journals/pm/2026-05-30.md",
+        "knowledge/pm/team/机房.md",
+        "library/isolated/team/权限.md",
+        "library/shared/team/机房.md",
+        "memory/pm/alice/MEMORY.md",
+        "memory/pm/alice/facts.json",
+        "trackers/pm/tasks.json",
+    ]  # everything else is byte for byte what it was
+    journal = tmp_path / "journals/pm/2026-05-30.md"
+    removed_entry = f"- note: 记下了\n  {SECRET}\n".encode()
+    assert after[journal] == before[journal].replace(removed_entry, b"")
+    history = tmp_path / "history/dm:alice@pm/HISTORY.md"
+    assert after[history] == before[history].replace(
+        f"2026-05-30 alice 说了 {SECRET}\n".encode(), b""
+    )
     assert kb.topics("pm").show("机房").entries == ("机房在三楼",)
+    assert kb.library.store("pm", "isolated").show("权限").entries == ("名单",)
     assert [t.task for t in kb.trackers.tasks("pm")] == ["整理部署手册"]
     assert [e.text for e in kb.journal.read("pm", DAY).entries] == ["今天很顺利"]
     assert memory.memory("pm", "alice").read().sections["facts"] == ["alice 喜欢简洁"]
-    assert memory.history("dm:alice@pm").lines() == ["2026-05-30 alice 问了天气"]
-    for partition in ("open", "isolated"):
-        after = await kb.search("walrus-42", partition=partition)
-        assert not after.hits and after.no_match_reason
-    assert (await kb.search("三楼")).hits, "what was not forgotten is still found"
-    await kb.close()
+
+    gone = await index.search(SECRET, partitions=BOTH)
+    assert not gone.hits and gone.no_match_reason
+    # What was not forgotten is still found, in touched files too, whatever synced them.
+    for word, collection in [
+        ("三楼", "employee:pm"),
+        ("名单", "isolated"),
+        ("顺利", "journals:pm"),
+    ]:
+        hits = (await index.search(word, partitions=BOTH)).hits
+        assert [h.collection for h in hits] == [collection], word
+    assert [h.collection for h in (await index.search("简洁")).hits] == ["memory"]
+    assert [h.collection for h in (await index.search("天气")).hits] == ["history"]
 
 
-async def test_forget_person_removes_their_memory_and_dm_history(tmp_path: Path) -> None:
+async def test_forget_text_for_one_employee_leaves_the_others(tmp_path: Path) -> None:
     kb, memory = _filled(tmp_path)
+    kb.topics("qa").update("机房", "team", add=[f"qa 也知道 {SECRET}"])
+    report = await forget_text(kb, SECRET, memory=memory, employee="qa")
+    assert {f.layer for f in report.removed} == {"topic", "library:shared", "library:isolated"}
+    assert kb.topics("pm").show("机房").entries == (SECRET, "机房在三楼")
+    assert kb.topics("qa").show("机房").entries == ()
+    assert not kb.index_path.exists(), "no index was there: none is made"
+
+
+async def test_forget_person_removes_their_memory_dm_history_and_mentions(
+    tmp_path: Path, indexed: tuple[KnowledgeBase, MemoryStore, KnowledgeIndex]
+) -> None:
+    kb, memory, index = indexed
     kb.trackers.add_task("pm", "问 alice 要数据")
     report = await forget_person(kb, "alice", memory=memory)
-    assert not (tmp_path / "memory" / "pm" / "alice").exists()
-    assert not (tmp_path / "history" / "dm:alice@pm").exists()
-    assert "问 alice 要数据" not in [t.task for t in kb.trackers.tasks("pm")]
-    assert {"memory", "history", "tracker"} <= {f.layer for f in report.removed}
-    await kb.close()
+
+    assert not (tmp_path / "memory/pm/alice").exists()
+    assert not (tmp_path / "history/dm:alice@pm").exists()
+    assert memory.memory("pm", "bob").read().sections["facts"] == ["bob 负责预算"]
+    assert [t.task for t in kb.trackers.tasks("pm")] == [f"更新 {SECRET}", "整理部署手册"]
+    where = {(f.layer, f.where) for f in report.removed}
+    assert {
+        ("memory", "memory/pm/alice"),
+        ("history", "history/dm:alice@pm"),
+        ("index", "memory:pm/alice/MEMORY.md"),
+        ("index", "history:dm:alice@pm/HISTORY.md"),
+    } <= where
+    assert {f.layer for f in report.removed} == {"memory", "history", "tracker", "index"}
+    assert report.needle == "alice"
+    for word in ("简洁", "天气"):  # (journal headings still name the DM session)
+        assert not (await index.search(word, partitions=BOTH)).hits, word
+    assert [h.collection for h in (await index.search("预算")).hits] == ["memory"]
 
 
 async def test_forget_needs_words_and_says_when_nothing_matched(tmp_path: Path) -> None:
     kb, memory = _filled(tmp_path)
-    with pytest.raises(InputError, match="forget"):
-        await forget_text(kb, "  ", memory=memory)
+    for text in ("", "  \n"):
+        with pytest.raises(InputError) as caught:
+            await forget_text(kb, text, memory=memory)
+        assert caught.value.field == "text" and caught.value.fix
+    with pytest.raises(InputError):
+        await forget_person(kb, "../alice", memory=memory)
+    before = _snapshot(tmp_path)
     none = await forget_text(kb, "platypus", memory=memory)
     assert none.removed == () and none.render() == "nothing matched 'platypus'"
+    assert none.as_dict() == {"needle": "platypus", "removed": []}
+    assert _snapshot(tmp_path) == before
