@@ -276,7 +276,11 @@ class Consolidator:
         for user, fact in summary.facts:
             for employee in self.employees:
                 try:
-                    self.memory_for(employee, user).add(fact.section, fact.entry)
+                    self.memory_for(employee, user).add(
+                        fact.section,
+                        fact.entry,
+                        source=f"consolidation:{self.history.path.parent.name}",
+                    )
                 except (MemoryCapExceeded, InputError):
                     report.refused_facts.append(fact.entry)
                     continue

@@ -9,9 +9,11 @@ its shape.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from datetime import date, datetime
+from glob import escape as glob_escape
 from pathlib import Path
 
 from filelock import FileLock
@@ -125,6 +127,9 @@ class HistorySummary:
         return "\n".join(picked)
 
     def _replace(self, data: bytes) -> None:
+        # Called under the lock: a temp file here is a killed writer's, never a live one's.
+        for stale in self.path.parent.glob(f"{glob_escape(_TMP_PREFIX)}*"):
+            stale.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=_TMP_PREFIX)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -138,10 +143,15 @@ class HistorySummary:
             raise
 
 
+_LEADING_DATE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?[\s:：,，-]*)+")
+
+
 def _entry(day: date, text: str) -> str:
     if isinstance(day, datetime):
         day = day.date()  # a timestamp would break the one-date-per-line shape
     one_line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    # A summariser (a model, or the extractive one) may date its lines itself: one date only.
+    one_line = _LEADING_DATE.sub("", one_line)
     return f"{day.isoformat()} {one_line}" if one_line else ""
 
 

@@ -27,20 +27,24 @@ read at all (a folder, no permission) is an ``InputError`` too: a person must fi
 
 from __future__ import annotations
 
-import heapq
 import os
 import shlex
 import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Literal
 
 from filelock import FileLock, Timeout
 
 from framework.errors import InputError, MemoryCapExceeded, StorageError
-from framework.memory.similarity import Similarity, normalize, normalized_similarity, same_key
+from framework.memory.fact_log import FactLog, Superseded
+from framework.memory.fact_rules import same_attribute, same_fact
+from framework.memory.file_messages import cap_message, not_utf8
+from framework.memory.similarity import Similarity, normalize, normalized_similarity
 
 __all__ = [
     "DEFAULT_TITLES",
@@ -61,6 +65,8 @@ DEFAULT_TITLES = dict(
 ENGLISH_TITLES = dict(
     zip(SECTION_IDS, ("User identity", "Project context", "Preferences", "Key facts"), strict=True)
 )
+FACTS_FILE = "facts.json"
+"""Beside MEMORY.md: sources, confirmation dates, superseded values (see ``fact_log``)."""
 SEPARATOR = "§"
 """A line holding only this separates sections."""
 
@@ -86,6 +92,8 @@ class MemoryChange:
     section: str
     old: str | None
     new: str | None
+    similar: tuple[str, ...] = ()
+    """Entries like the new one that were kept as other facts (the model may mean one)."""
 
 
 def clean_entry(entry: str) -> str:
@@ -107,6 +115,7 @@ class MemoryFile:
         titles: Mapping[str, str] | None = None,
         similarity: Similarity = normalized_similarity,
         threshold: float = 0.8,
+        today: Callable[[], date] = date.today,
     ) -> None:
         unknown = set(titles or {}) - set(SECTION_IDS)
         if unknown:
@@ -116,6 +125,9 @@ class MemoryFile:
         self.titles = {**DEFAULT_TITLES, **(titles or {})}
         self.similarity = similarity
         self.threshold = threshold
+        self.today = today
+        self.facts = FactLog(self.path.with_name(FACTS_FILE))
+        """Where each entry came from, when confirmed, what corrections replaced."""
         self._lock = FileLock(f"{self.path}.lock", timeout=_LOCK_TIMEOUT)
         # Titles in either language or the bare id are recognised, so switching the configured
         # language (or a hand-edit) loses nothing; the configured titles win on a clash.
@@ -137,7 +149,7 @@ class MemoryFile:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            doc.write_refusal = self._not_utf8(data, exc)
+            doc.write_refusal = not_utf8(self.path, data, exc)
         return doc
 
     def _load(self) -> bytes | None:
@@ -167,20 +179,6 @@ class MemoryFile:
             f"this MEMORY.md {what}; it is left out of prompts and memory writes are refused",
             file=self.path,
             fix=fix,
-        )
-
-    def _not_utf8(self, data: bytes, exc: UnicodeDecodeError) -> InputError:
-        line = data.count(b"\n", 0, exc.start) + 1
-        # GBK is what people here save by mistake; name it when the bytes fit it.
-        source = "GBK" if _decodes(data, "gbk") else "<its encoding>"
-        tmp = shlex.quote(f"{self.path}.utf8")
-        return InputError(
-            f"this MEMORY.md is not UTF-8 ({exc.reason} at byte {exc.start}, line {line}); "
-            "rewriting it would lose what does not decode, so memory writes to it are refused "
-            "(the file is never changed)",
-            file=self.path,
-            fix=f"convert it to UTF-8: iconv -f {source} -t UTF-8 {self._quoted} > {tmp} && "
-            f"mv {tmp} {self._quoted}",
         )
 
     def _parse(self, data: bytes) -> MemoryDoc:
@@ -234,28 +232,39 @@ class MemoryFile:
         """The current content as rendered (what goes into the prompt); ``""`` when no file."""
         return self.render(self.read()) if self.path.exists() else ""
 
-    def add(self, section: str, entry: str) -> MemoryChange:
-        """Add ``entry``; one with the same key or similarity >= threshold is replaced instead."""
+    def add(self, section: str, entry: str, *, source: str = "") -> MemoryChange:
+        """Add ``entry``, or let it replace the entry it corrects or rewords.
+
+        It replaces an entry that gives the same attribute (``key: value`` with the same key,
+        see :mod:`~framework.memory.fact_rules`), or a near-duplicate (similarity >=
+        ``threshold``) naming the same numbers, ids and names. Anything else is another fact
+        and is added; the entries it resembles are returned in ``similar``. A replaced value
+        is kept in ``facts.json`` as superseded. ``source``: where it came from (a session).
+        """
         sid, new = self._section_id(section), clean_entry(entry)
 
         def apply(entries: list[str]) -> MemoryChange:
             if new in entries:
                 return MemoryChange("unchanged", sid, new, new)
+            scored = [(self.similarity(old, new), i) for i, old in enumerate(entries)]
+            keyed = [i for i, old in enumerate(entries) if same_attribute(old, new)]
             near = [
-                ((same_key(old, new), self.similarity(old, new)), i)
-                for i, old in enumerate(entries)
+                (score, i)
+                for score, i in scored
+                if score >= self.threshold and same_fact(entries[i], new)
             ]
-            near = [(rank, i) for rank, i in near if rank[0] or rank[1] >= self.threshold]
-            if not near:
+            similar = tuple(entries[i] for score, i in sorted(scored, reverse=True) if score >= 0.5)
+            if not keyed and not near:
                 entries.append(new)
-                return MemoryChange("added", sid, None, new)
-            index = max(near)[1]
+                return MemoryChange("added", sid, None, new, similar[:3])
+            index = keyed[0] if keyed else max(near)[1]
             old, entries[index] = entries[index], new
-            return MemoryChange("replaced", sid, old, new)
+            rest = tuple(e for e in similar if e != old)[:3]
+            return MemoryChange("replaced", sid, old, new, rest)
 
-        return self._mutate(sid, apply)
+        return self._mutate(sid, apply, source)
 
-    def replace(self, section: str, old: str, new: str) -> MemoryChange:
+    def replace(self, section: str, old: str, new: str, *, source: str = "") -> MemoryChange:
         """Replace the entry matching ``old`` (exact, substring, or most similar) with ``new``."""
         sid, cleaned = self._section_id(section), clean_entry(new)
 
@@ -270,7 +279,7 @@ class MemoryFile:
                 entries[index] = cleaned
             return MemoryChange("replaced", sid, previous, cleaned)
 
-        return self._mutate(sid, apply)
+        return self._mutate(sid, apply, source)
 
     def remove(self, section: str, old: str) -> MemoryChange:
         """Remove the entry matching ``old`` (exact, substring, or most similar)."""
@@ -298,6 +307,8 @@ class MemoryFile:
                 return MemoryChange("removed" if gone else "unchanged", sid, None, None)
 
             self._mutate(sid, apply)
+        with self._lock:  # a forgotten value must not live on as a superseded line either
+            self.facts.forget(lambda text: key in normalize(text))
         return removed
 
     def _section_id(self, section: str) -> str:
@@ -325,7 +336,9 @@ class MemoryFile:
         listed = "\n".join(f"  - {entry}" for entry in entries) or "  (the section is empty)"
         raise InputError(f"no entry in {sid} matches {old!r}. Entries in {sid}:\n{listed}")
 
-    def _mutate(self, sid: str, apply: Callable[[list[str]], MemoryChange]) -> MemoryChange:
+    def _mutate(
+        self, sid: str, apply: Callable[[list[str]], MemoryChange], source: str = ""
+    ) -> MemoryChange:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock:
@@ -334,49 +347,39 @@ class MemoryFile:
                     raise doc.write_refusal
                 before = {s: list(entries) for s, entries in doc.sections.items()}
                 change = apply(doc.sections[sid])
-                if change.action == "unchanged":
-                    return change
-                old_text, new_text = self.render(MemoryDoc(before)), self.render(doc)
-                # A change that does not grow the file is allowed even over the cap, so an
-                # over-full (hand-edited) file can always be trimmed back under it.
-                if len(new_text) > self.cap and len(new_text) > len(old_text):
-                    raise MemoryCapExceeded(self._cap_message(before, old_text, new_text, change))
-                self._write(new_text)
+                if change.action != "unchanged":
+                    old_text, new_text = self.render(MemoryDoc(before)), self.render(doc)
+                    # A change that does not grow the file is allowed even over the cap, so an
+                    # over-full (hand-edited) file can always be trimmed back under it.
+                    if len(new_text) > self.cap and len(new_text) > len(old_text):
+                        raise MemoryCapExceeded(
+                            cap_message(self.cap, before, old_text, new_text, change, self.render)
+                        )
+                    self._write(new_text)
+                self._record(doc, change, source)
                 return change
         except Timeout as exc:
             raise StorageError(f"{self.path} stayed locked for {_LOCK_TIMEOUT:.0f}s") from exc
         except OSError as exc:
             raise StorageError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
 
-    def _cap_message(
-        self, sections: dict[str, list[str]], old_text: str, new_text: str, change: MemoryChange
-    ) -> str:
-        sizes = {s: sum(len(e) + 1 for e in sections[s]) for s in SECTION_IDS}
-        largest = max(SECTION_IDS, key=sizes.__getitem__)
-        longest = heapq.nlargest(3, ((len(e), e, s) for s in SECTION_IDS for e in sections[s]))
-        cut = [(s, e if n <= 60 else e[:60] + "…", n) for n, e, s in longest]
-        named = "; ".join(f"[{s}] {e!r} ({n} chars)" for s, e, n in cut) or "none"
-        entry = change.new or ""
-        if len(entry) + len(self.render(MemoryDoc())) > self.cap:
-            # No merging of old entries can make room: the entry itself is the problem.
-            return (
-                f"MEMORY.md cannot take this entry: it is {len(entry):,} characters and the "
-                f"file may hold {self.cap:,} in all, even empty. Nothing was "
-                f"written. Store a one-line summary of it instead (memory entries are short "
-                f"facts, not documents); long material belongs in a workspace file."
-            )
-        return (
-            f"MEMORY.md is full: this change to {change.section} would make it "
-            f"{len(new_text):,} characters, over the cap of {self.cap:,} (it is "
-            f"{len(old_text):,} now). Nothing was written. Make room first, then retry: merge "
-            f"related entries into one short line with `replace`, drop stale ones with `remove`, "
-            f"or shorten the new entry. Largest section: {largest} ({sizes[largest]:,} characters, "
-            f"entries: {len(sections[largest])}). Longest entries: {named}."
-        )
+    def _record(self, doc: MemoryDoc, change: MemoryChange, source: str) -> None:
+        """facts.json after MEMORY.md (under the same lock): source, confirmed, superseded."""
+        day = self.today().isoformat()
+        touched: dict[str, str] = {change.new: change.action} if change.new else {}
+        gone = []
+        if change.action == "replaced" and change.old and change.new:
+            gone.append(Superseded(change.section, change.old, change.new, day))
+        current = [entry for entries in doc.sections.values() for entry in entries]
+        self.facts.update(current, touched=touched, source=source, day=day, superseded=gone)
 
     def _write(self, text: str) -> None:
         """Write via a temp file in the same folder, so readers see the old or the new file."""
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+        prefix = f".{self.path.name}."
+        # Under the lock no other writer is mid-write: a temp file here is a killed writer's.
+        for stale in self.path.parent.glob(f"{glob_escape(prefix)}*"):
+            stale.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=prefix)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(text.encode("utf-8"))
@@ -386,11 +389,3 @@ class MemoryFile:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-
-
-def _decodes(data: bytes, encoding: str) -> bool:
-    try:
-        data.decode(encoding)
-    except UnicodeDecodeError:
-        return False
-    return True

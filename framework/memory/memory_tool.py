@@ -49,18 +49,24 @@ class MemoryArgs(BaseModel):
 
 
 def describe_change(change: MemoryChange) -> str:
-    """One line for the model, e.g. ``replaced in preferences: X (was: Y)``."""
+    """One line for the model, e.g. ``replaced in preferences: X (was: Y)``; the entries kept
+    beside it that look alike follow, so the model can choose ``replace`` if it meant one."""
+    alike = ""
+    if change.similar:
+        listed = "; ".join(change.similar)
+        alike = f". Kept as other facts, though similar: {listed} (use replace if it updates one)"
     if change.action == "added":
-        return f"added to {change.section}: {change.new}"
+        return f"added to {change.section}: {change.new}{alike}"
     if change.action == "replaced":
-        return f"replaced in {change.section}: {change.new} (was: {change.old})"
+        return f"replaced in {change.section}: {change.new} (was: {change.old}){alike}"
     if change.action == "removed":
         return f"removed from {change.section}: {change.old}"
     return f"unchanged: {change.section} already has: {change.new}"
 
 
-def memory_tool(memory: MemoryFile) -> Tool:
-    """The ``memory`` tool bound to one MEMORY.md (one employee x one user)."""
+def memory_tool(memory: MemoryFile, *, source: str = "") -> Tool:
+    """The ``memory`` tool bound to one MEMORY.md (one employee x one user); ``source`` (the
+    session) is recorded with each entry it writes."""
 
     def apply(args: MemoryArgs) -> MemoryChange | str:
         """The change made, or why the arguments cannot work."""
@@ -71,13 +77,13 @@ def memory_tool(memory: MemoryFile) -> Tool:
         if not args.content:
             return f"{args.action} needs `content`: the new entry, one short line."
         if args.action == "add":
-            return memory.add(args.section, args.content)
+            return memory.add(args.section, args.content, source=source)
         if not args.old:
             return (
                 "replace needs `old`: the entry to replace (its text or part of it). "
                 "To add a new entry use action=add."
             )
-        return memory.replace(args.section, args.old, args.content)
+        return memory.replace(args.section, args.old, args.content, source=source)
 
     async def run(args: MemoryArgs) -> ToolResult:
         try:
@@ -93,12 +99,12 @@ def memory_tool(memory: MemoryFile) -> Tool:
     return Tool("memory", _DESCRIPTION.format(cap=memory.cap), MemoryArgs, run)
 
 
-def remember_stated(memory: MemoryFile, text: str) -> list[MemoryChange]:
+def remember_stated(memory: MemoryFile, text: str, *, source: str = "") -> list[MemoryChange]:
     """Store the literal self-statements in ``text`` (see :func:`stated_facts`) in ``memory``.
 
     The changes that did something; an entry already there is left as it is. For a model that
     did not call the memory tool on such a statement (a weak one, or a server that ignores
     tools); the caller records that this rule stood in.
     """
-    changes = [memory.add(fact.section, fact.entry) for fact in stated_facts(text)]
+    changes = [memory.add(f.section, f.entry, source=source) for f in stated_facts(text)]
     return [c for c in changes if c.action != "unchanged"]

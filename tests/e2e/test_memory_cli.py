@@ -52,6 +52,9 @@ def test_language_preference_is_replaced_and_used_in_the_next_process(tmp_path: 
 
     shown = staffroom("memory", "pm", "--user", "alice", data=tmp_path)
     assert "偏好语言: English" in shown.stdout
+    # Where it came from, and the value it replaced, are shown here and nowhere in a prompt.
+    assert "· 偏好语言: English: from dm:alice@pm, added" in shown.stdout
+    assert "superseded" in shown.stdout and "偏好语言: 中文 (by: 偏好语言: English)" in shown.stdout
 
 
 def test_consolidate_command_folds_old_turns(tmp_path: Path) -> None:

@@ -40,4 +40,8 @@ def test_four_processes_adding_at_once_lose_nothing(tmp_path: Path) -> None:
     expected = {entry(w, n) for w in range(WORKERS) for n in range(PER_WORKER)}
     assert len(facts) == len(expected) == WORKERS * PER_WORKER
     assert set(facts) == expected
-    assert sorted(p.name for p in path.parent.iterdir()) == ["MEMORY.md", "MEMORY.md.lock"]
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "MEMORY.md",
+        "MEMORY.md.lock",
+        "facts.json",
+    ]

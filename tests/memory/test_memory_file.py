@@ -254,7 +254,8 @@ def test_writes_create_folders_and_leave_no_temp_files(tmp_path: Path) -> None:
     memory = MemoryFile(path)
     memory.add("identity", "姓名: alice")
     memory.remove("identity", "alice")
-    assert sorted(p.name for p in path.parent.iterdir()) == ["MEMORY.md", "MEMORY.md.lock"]
+    names = sorted(p.name for p in path.parent.iterdir())
+    assert names == ["MEMORY.md", "MEMORY.md.lock", "facts.json"]
     assert memory.read().sections["identity"] == []
 
 

@@ -73,7 +73,20 @@ async def show_memory(settings: Settings, employee: str, user: str, console: Con
         if doc.write_refusal is not None:  # shown above as read; say why it stays unwritten
             refusal = escape(doc.write_refusal.render())
             console.print(f"[bold yellow]writes refused:[/] {refusal}", highlight=False)
+        records, superseded = memory.facts.load()
         shared = sorted(admin.memory.shared_sections(employee, user))
+    for entries in doc.sections.values():
+        for entry in entries:
+            record = records.get(entry)
+            if record is None:
+                said = "no record (written by hand, or before records were kept)"
+            else:
+                said = f"from {record.get('source') or 'unknown'}, added {record.get('added')}"
+                said += f", last confirmed {record.get('confirmed')}"
+            console.print(f"  · {escape(entry)}: [dim]{escape(said)}[/]", highlight=False)
+    for old in superseded:
+        line = f"  superseded {old.date} in {old.section}: {old.old} (by: {old.new})"
+        console.print(escape(line), style="dim", highlight=False)
     console.print(
         f"shared with rooms where others are present: {', '.join(shared) or 'nothing'} "
         f"(change with --share)"
