@@ -66,6 +66,10 @@ class Settings(BaseModel):
     """Seconds of silence after which a session (room or DM) has ended: the next message
     first closes it (``session_end`` hooks run), then starts a new one. 0: only
     :meth:`Room.close` ends a session."""
+    sop_auto_extract: bool = True
+    """Propose an SOP draft without being asked (an employee reports the task done, or the
+    session ends, after work worth keeping; see :mod:`framework.sop.auto_extract`). False turns
+    it off for every DM and room; a scenario's ``settings.sop_auto_extract`` for its rooms."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

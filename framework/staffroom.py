@@ -12,7 +12,7 @@ state, so several can live in one process (tests open one per temporary folder).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -52,7 +52,6 @@ from framework.sessions.keys import Channel, SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.library_io import import_library
-from framework.sop.model import SopVersion
 from framework.sop.service import SopService
 from framework.specs.catalog import Catalog, project_root
 from framework.specs.employee import EmployeeCard
@@ -217,14 +216,14 @@ class Staffroom:
             if (problem := problems.get(sop_id)) is not None:
                 raise problem.with_traceback(None)  # its card is broken: never run on a stale one
         # The store is the source of truth: an SOP published only there (an extracted
-        # practice, once approved) drives a room like one with a card.
-        versions: dict[str, SopVersion] = {}
-        for sop_id in spec.referenced_sop_ids():
-            with suppress(UnknownNameError):
-                versions[sop_id] = await self.sops.best(sop_id)
+        # practice, once approved) drives a room like one with a card. The room gets each
+        # SOP's best version, or the side of a running trial it lands on (sop/trials.py).
+        ids = spec.referenced_sop_ids()
+        versions, trials = await self.sops.for_new_room(ids, str(key), spec.settings)
         catalog.check_scenario(spec, versions)  # errors name the scenario's (or card's) lines
         extra = await self.recommendations(f"scenario:{spec.id}", exclude=list(versions))
-        return self._room(key, compile_plan(spec, catalog, versions, recommended=extra))
+        plan = compile_plan(spec, catalog, versions, recommended=extra)
+        return self._room(key, replace(plan, sop_trials=trials) if trials else plan)
 
     def _catalog_for(self, scenario: Scenario) -> Catalog:
         # A scenario file from another project runs against that project's agents and SOPs

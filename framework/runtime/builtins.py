@@ -2,9 +2,11 @@
 
 Tools: ``read_file``, ``write_file``, ``list_files`` (held by employees whose card lists
 them) and ``memory`` (held by everyone: it writes the MEMORY.md about the person served).
-Hooks: save-as-SOP on a person's request (``message``), the statement rule after a reply
-that left a stated fact unsaved (``reply``), the SOP feedback of a finished SOP run
-(``run_end``), consolidation after replies (``background``, when
+Hooks: save-as-SOP on a person's request and free remarks read as SOP corrections
+(``message``, ``remark_hooks.py``), the statement rule after a reply
+that left a stated fact unsaved (``reply``), an SOP draft nobody asked for when a reply
+reports the task done (``reply``) or a session ends (``session_end``), the SOP feedback of a
+finished SOP run (``run_end``), consolidation after replies (``background``, when
 ``Settings.consolidate_in_background``) and of everything at the end of a session.
 """
 
@@ -14,10 +16,12 @@ import asyncio
 from collections.abc import Callable
 
 from framework.memory.memory_tool import memory_tool, remember_stated
+from framework.runtime.auto_extraction import extract_at_session_end, extract_when_done
 from framework.runtime.consolidate import consolidator_for
 from framework.runtime.extensions import Extensions
-from framework.runtime.feedback import close_run, save_as_sop
+from framework.runtime.feedback import close_run, late_feedback, save_as_sop
 from framework.runtime.hooks import HookCall, HookPoint
+from framework.runtime.remark_hooks import read_remark, unconfirmed_at_end
 from framework.runtime.room_tools import ToolScope
 from framework.sessions.events import EventKind
 from framework.sop.extraction import is_save_request
@@ -35,9 +39,16 @@ def default_extensions() -> Extensions:
     ext.add_tool("list_files", _list_files, given_to=_card_lists("list_files"))
     ext.add_tool("memory", _memory)
     ext.hooks.on(HookPoint.MESSAGE, save_on_request, name="save_as_sop")
+    ext.hooks.on(HookPoint.MESSAGE, read_remark, name="remarks")
+    ext.hooks.on(HookPoint.MESSAGE, feedback_after_close, name="late_feedback")
+    # Before sop_feedback: an understood remark left unconfirmed is dropped before the outcome.
+    ext.hooks.on(HookPoint.RUN_END, unconfirmed_at_end, name="remarks")
     ext.hooks.on(HookPoint.RUN_END, sop_feedback, name="sop_feedback")
     ext.hooks.on(HookPoint.REPLY, statement_rule, name="statement_rule")
+    ext.hooks.on(HookPoint.REPLY, extract_when_done, name="auto_extraction")
     ext.hooks.on(HookPoint.BACKGROUND, consolidate_if_due, name="consolidation")
+    # Before consolidation: the draft is distilled from the conversation alone.
+    ext.hooks.on(HookPoint.SESSION_END, extract_at_session_end, name="auto_extraction")
     ext.hooks.on(HookPoint.SESSION_END, consolidate_session, name="consolidation")
     return ext
 
@@ -65,7 +76,13 @@ def _list_files(scope: ToolScope) -> Tool:
 
 
 def _memory(scope: ToolScope) -> Tool:
-    return memory_tool(scope.memory.memory(scope.employee, scope.user))
+    return memory_tool(scope.memory.memory(scope.employee, scope.user), source=str(scope.session))
+
+
+async def feedback_after_close(call: HookCall) -> None:
+    """A person's corrections or score after an SOP run closed still count for that run."""
+    if call.message is not None:
+        await late_feedback(call.room, call.events, call.message)
 
 
 async def save_on_request(call: HookCall) -> None:
@@ -86,7 +103,8 @@ async def statement_rule(call: HookCall) -> None:
     if "memory" in reply.tools_called:
         return
     memory_file = call.room.memory.memory(reply.employee, reply.answering)
-    changes = await asyncio.to_thread(remember_stated, memory_file, reply.said)
+    source = f"rule:{call.room.key}"
+    changes = await asyncio.to_thread(remember_stated, memory_file, reply.said, source=source)
     for n, change in enumerate(changes, start=1):
         used = f"the statement rule: {change.action} {change.section}: {change.new}"
         reason = f"{reply.answering} stated it and the model did not call the memory tool"

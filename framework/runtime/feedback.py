@@ -1,8 +1,14 @@
-"""At the end of an SOP run: store the group's outcome against its version, revise the SOP."""
+"""At the end of an SOP run: store the group's outcome against its version, revise the SOP.
+
+Feedback that comes after the run closed (within the scenario's window, from its people)
+amends that run's outcome and revises again (:func:`late_feedback`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace as dc_replace
+from datetime import UTC, datetime
 from typing import Any
 
 from framework.models.simulator import SimulatedChatModel
@@ -13,8 +19,17 @@ from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
 from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
-from framework.sop.model_reviser import Proposal, model_reviser, recorded, rule_reviser
-from framework.sop.outcomes import run_outcome
+from framework.sop.model_reviser import Proposal, Reviser, model_reviser, recorded, rule_reviser
+from framework.sop.outcomes import (
+    SUCCESS_AT,
+    correction_key,
+    run_corrections,
+    run_outcome,
+    stated_score,
+)
+from framework.sop.ref import SopRef
+from framework.sop.service import Revision
+from framework.sop.trials import TrialPolicy
 
 
 def run_events(log: JsonlLog, entry_id: str) -> list[Event]:
@@ -22,18 +37,7 @@ def run_events(log: JsonlLog, entry_id: str) -> list[Event]:
     return log.tail_until(lambda e: e.id == entry_id)
 
 
-async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], reason: str) -> None:
-    """Record the run's outcome (once) and, by the scenario's policy, propose the next version."""
-    sop_ref = state.get("sop")
-    epoch = state["epoch"]
-    done_id = f"{epoch}-feedback"
-    if not sop_ref or deps.log.has(done_id):
-        return
-    events = run_events(deps.log, f"{epoch}-entry")
-    outcome = run_outcome(
-        events, sop_ref=sop_ref, session=str(deps.key), reason=reason, workspace=deps.workspace.root
-    )
-    settings = deps.plan.settings
+def _reviser(deps: RoomDeps, proposals: list[Proposal]) -> Reviser:
     # The room's first employee's model revises; the simulator uses the rules instead.
     first = deps.plan.participants[0]
     model = deps.models.chat[first]
@@ -48,28 +52,74 @@ async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], r
             backoff=deps.settings.model_backoff,
         )
     )
+    return recorded(reviser, proposals)
+
+
+def _report(
+    deps: RoomDeps,
+    sink: EventSink,
+    proposals: list[Proposal],
+    revision: Revision | None,
+    *,
+    prefix: str,
+    sop_ref: str,
+    run: str,
+) -> None:
+    """The fallback (if the rules stood in) and the revision (or the conflicts) as events."""
+    for proposal in proposals:
+        if proposal.fallback is not None:  # the rules stood in for the model: say why
+            used = {"what": "sop_revision", "used": "rules", "reason": proposal.fallback}
+            sink.emit(EventKind.FALLBACK, "system", used, id=f"{prefix}-fallback-sop")
+    if revision is None:
+        return
+    meta = {"sop": sop_ref, "run": run}
+    if not revision.ops:  # nothing to change, but requests the rules left for reviewers
+        if not revision.conflicts:
+            return
+        content = {"sop": sop_ref, "conflicts": revision.conflicts}
+        sink.emit(EventKind.REVISION, "system", content, id=f"{prefix}-conflicts", meta=meta)
+        return
+    proposed = {
+        "sop": revision.version.ref,
+        "status": str(revision.version.status),
+        "why": revision.version.change_log[-1].why if revision.version.change_log else "",
+        "edits": [describe(op) for op in revision.ops],
+        "reviewers": list(deps.plan.settings.sop_reviewers),
+        "conflicts": revision.conflicts,
+        "reselected": revision.reselected,
+    }
+    sink.emit(EventKind.REVISION, "system", proposed, id=f"{prefix}-revision", meta=meta)
+
+
+async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], reason: str) -> None:
+    """Record the run's outcome (once) and, by the scenario's policy, propose the next version."""
+    sop_ref = state.get("sop")
+    epoch = state["epoch"]
+    done_id = f"{epoch}-feedback"
+    if not sop_ref or deps.log.has(done_id):
+        return
+    events = run_events(deps.log, f"{epoch}-entry")
+    outcome = run_outcome(
+        events, sop_ref=sop_ref, session=str(deps.key), reason=reason, workspace=deps.workspace.root
+    )
+    settings = deps.plan.settings
     proposals: list[Proposal] = []
     revision = await deps.sops.record_run(
         outcome,
         feedback=settings.sop_feedback,
         auto_publish=settings.sop_auto_publish,
         reviewers=settings.sop_reviewers,
-        reviser=recorded(reviser, proposals),
+        reviser=_reviser(deps, proposals),
+        threshold=settings.sop_revision_threshold,
     )
-    for proposal in proposals:
-        if proposal.fallback is not None:  # the rules stood in for the model: say why
-            used = {"what": "sop_revision", "used": "rules", "reason": proposal.fallback}
-            sink.emit(EventKind.FALLBACK, "system", used, id=f"{epoch}-fallback-sop")
-    if revision is not None:
-        proposed = {
-            "sop": revision.version.ref,
-            "status": str(revision.version.status),
-            "why": revision.version.change_log[-1].why,
-            "edits": [describe(op) for op in revision.ops],
-            "reviewers": list(settings.sop_reviewers),
-        }
-        meta = {"sop": sop_ref, "run": done_id}
-        sink.emit(EventKind.REVISION, "system", proposed, id=f"{epoch}-revision", meta=meta)
+    _report(deps, sink, proposals, revision, prefix=epoch, sop_ref=sop_ref, run=done_id)
+    # A trial with enough runs on both sides is judged now, not at the next room's entry.
+    policy = TrialPolicy(settings.sop_trial_share, settings.sop_trial_runs)
+    if policy.share > 0:
+        await deps.sops.judge_trials(SopRef.parse(sop_ref, field="sop").sop_id, policy)
+    people = sorted(
+        {e.author for e in events if e.kind == EventKind.MESSAGE and e.meta.get("human")}
+    )
     measured = {
         "sop": sop_ref,
         "success": outcome.success,
@@ -79,9 +129,96 @@ async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], r
         "human_interventions": outcome.human_interventions,
         "duration_s": round(outcome.duration_s, 3),
         "failures": list(outcome.failures),  # why the run lacks evidence of work
+        # What late feedback needs to find this run's stored outcome and who may amend it.
+        "at": outcome.at,
+        "reason": reason,
+        "people": people,
     }
     # Last: its id marks the run's feedback as recorded.
     sink.emit(EventKind.FEEDBACK, "system", measured, id=done_id, meta={"sop": sop_ref})
+
+
+async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, Any]) -> None:
+    """A person's corrections or score after the run closed count for that run.
+
+    Only within ``sop_feedback_window`` seconds of the close, only from the people who took
+    part in the run (the scenario's humans when nobody spoke in it), and only until the next
+    run starts. The run's stored outcome is amended (corrections deduplicated, success
+    recomputed with the new score) and the SOP revised again, as at the close.
+    """
+    events = deps.log.tail_until(lambda e: e.kind == EventKind.PLAN and bool(e.meta.get("entry")))
+    if not events or events[0].kind != EventKind.PLAN:
+        return
+    epoch = str(events[0].meta.get("epoch"))
+    closed = next((i for i, e in enumerate(events) if e.id == f"{epoch}-feedback"), None)
+    if closed is None:
+        return  # the run is still open: its corrections are read when it closes
+    done = events[closed]
+    content = done.content if isinstance(done.content, dict) else {}
+    if "at" not in content or not content.get("sop"):
+        return  # closed before late feedback existed: its outcome cannot be found
+    settings = deps.plan.settings
+    people = set(content.get("people") or deps.plan.humans)
+    if str(message.get("author")) not in people:
+        return
+    if not within_window(done.ts, settings.sop_feedback_window):
+        return
+    late = [
+        e
+        for e in events[closed + 1 :]
+        if e.kind != EventKind.MESSAGE or (e.meta.get("human") and e.author in people)
+    ]
+    said = run_corrections(late)
+    scores = [stated_score(e.text) for e in late if e.kind == EventKind.MESSAGE]
+    score = next((s for s in reversed(scores) if s is not None), None)
+    if not said and score is None:
+        return
+    sop_ref = str(content["sop"])
+    stored = [o for o in await deps.sops.store.outcomes(sop_ref) if o.session == str(deps.key)]
+    original = next((o for o in stored if o.at == content["at"]), None)
+    if original is None:
+        return
+    merged = {correction_key(c): c for c in (*original.corrections, *said)}
+    corrections = tuple(merged.values())
+    score = score if score is not None else original.score
+    success = not original.failures and (
+        score >= SUCCESS_AT
+        if score is not None
+        else content.get("reason") == "sop_complete" and not corrections
+    )
+    # A run nobody spoke in has no user yet: the person judging it afterwards is its user.
+    user = original.user or str(message.get("author"))
+    amended = dc_replace(original, corrections=corrections, score=score, success=success, user=user)
+    if amended == original:
+        return  # this feedback was already counted (a redelivered message)
+    proposals: list[Proposal] = []
+    revision = await deps.sops.amend_run(
+        amended,
+        feedback=settings.sop_feedback,
+        auto_publish=settings.sop_auto_publish,
+        reviewers=settings.sop_reviewers,
+        reviser=_reviser(deps, proposals),
+        threshold=settings.sop_revision_threshold,
+    )
+    prefix = f"{epoch}-late-{message['id']}"
+    _report(deps, sink, proposals, revision, prefix=prefix, sop_ref=sop_ref, run=done.id)
+    measured = {
+        "sop": sop_ref,
+        "success": amended.success,
+        "score": amended.score,
+        "corrections": len(amended.corrections),
+        "late": True,
+        "run": done.id,
+    }
+    sink.emit(
+        EventKind.FEEDBACK, "system", measured, id=f"{prefix}-feedback", meta={"sop": sop_ref}
+    )
+
+
+def within_window(closed_ts: str, window: int) -> bool:
+    """Whether less than ``window`` seconds passed since ``closed_ts`` (an event's time)."""
+    closed = datetime.fromisoformat(closed_ts.replace("Z", "+00:00"))
+    return (datetime.now(UTC) - closed).total_seconds() <= window
 
 
 async def save_as_sop(deps: RoomDeps, sink: EventSink, message_id: str) -> None:

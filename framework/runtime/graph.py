@@ -53,7 +53,7 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
     deps = runtime.context
     plan = deps.plan
     epoch = _epoch(deps)
-    content = {
+    content: dict[str, Any] = {
         "scenario": plan.scenario.id,
         "scenario_source": str(plan.scenario.source),
         "title": plan.scenario.title,
@@ -62,6 +62,8 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
         "participants": plan.participants,
         "humans": plan.humans,
     }
+    if plan.sop_trials:  # which side of a running SOP trial this room is on
+        content["sop_trials"] = plan.sop_trials
     steps = [s.to_state() for s in plan.steps]
     # The steps taken at entry go in the log too: a room whose checkpoint is lost is
     # rebuilt from its log (runtime/recovery.py), on the version it entered on.
@@ -117,6 +119,11 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         await deps.extensions.hooks.run(call)
         if is_stop(msg["content"], settings.stop_words):
             return await _finish({**state, **update}, deps, sink, "stop_word", f"stop-{msg['id']}")
+        if phase == "sop" and _awaits_confirmation(deps, str(msg["id"])):
+            # The room showed back how it read a person's remark: wait for their yes or no
+            # before the SOP goes on, or the run could end before it can count.
+            update.update(consumed=consumed, run_turns=run_turns, queue=queue, deferred=deferred)
+            return Command(goto="human", update=update)
         picks = [
             make_pick(e, Why.MENTION) for e in parse_mentions(msg["content"], deps.plan.employees)
         ]
@@ -165,6 +172,17 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     return Command(goto=END, update=update)
 
 
+def _awaits_confirmation(deps: RoomDeps, message_id: str) -> bool:
+    """Whether the message's remark was read as corrections the person must now confirm."""
+    last = deps.log.tail(1)
+    return bool(
+        last
+        and last[0].id == f"{message_id}-remark"
+        and isinstance(last[0].content, dict)
+        and last[0].content.get("status") == "understood"
+    )
+
+
 async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     """One employee turn, then back to routing (or to a human when the step waits)."""
     pick: Pick | None = state["current"]
@@ -202,6 +220,9 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     deps = runtime.context
     error = state.get("last_error")
     reason = "model_error" if error else "waits_for_input"
+    last = deps.log.tail(1)
+    if not error and last and last[0].kind == EventKind.REMARK:
+        reason = "confirm_remark"  # route paused for the person to confirm how it read them
     steps, done = state["steps"], state["step"]
     payload = {
         "waiting_for": deps.plan.humans,

@@ -63,6 +63,9 @@ class RoomPlan:
     announcement: str
     sop: SopVersion | None
     steps: list[PlanStep]
+    sop_trials: dict[str, dict[str, str | float]] = field(default_factory=dict)
+    """SOP id -> the trial this room took part in at entry: ``arm`` (``trial`` or ``best``),
+    ``trial`` and ``best`` refs, ``share`` (see :mod:`framework.sop.trials`); empty when none."""
 
     @property
     def settings(self) -> ScenarioSettings:

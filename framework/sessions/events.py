@@ -57,6 +57,10 @@ class EventKind(StrEnum):
     ``{"reason", "first", "last", "events"}``; the next message starts a new session."""
     CONSOLIDATION = "consolidation"
     """Pointer: messages up to ``content.through`` are summarised into HISTORY.md / MEMORY.md."""
+    REMARK = "remark"
+    """A person's free remark read as SOP corrections, shown back in their words (content:
+    ``{"status", "by", "text", "corrections", ...}``; status ``understood``, ``confirmed``,
+    ``dropped`` or ``none``). Only ``confirmed`` ones count in the run's outcome."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """Path 1 of seed 000 §5.1: distil an SOP draft from a finished session.
 
-Triggered when a person says "把这套做法记下来" / "save this as an SOP" (or at the end of a
-task). The draft holds the goal, the key steps in the order they happened (who did what),
-the tools each step used and the fallbacks that were needed; it waits for review.
+Triggered when a person says "把这套做法记下来" / "save this as an SOP", or without being
+asked when a task is reported done or a session ends (the rules: :mod:`.auto_extract`).
+The draft holds the goal, the key steps in the order they happened (who did what), the
+tools each step used and the fallbacks that were needed; it waits for review.
 """
 
 from __future__ import annotations
@@ -31,13 +32,26 @@ def _first_sentence(text: str, limit: int = 60) -> str:
     return snippet(re.split(r"(?<=[。！？.!?])\s*", flat, maxsplit=1)[0], limit)
 
 
+ASKED = "从会话中提炼（用户要求记下这套做法）"
+"""The change log's ``why`` of a draft a person asked for."""
+
+
 def extract_draft(
-    events: Sequence[Event], *, sop_id: str, version: int, scope: str, session: str
+    events: Sequence[Event],
+    *,
+    sop_id: str,
+    version: int,
+    scope: str,
+    session: str,
+    why: str = ASKED,
+    by: str = "extraction",
 ) -> SopVersion | None:
     """An SOP draft from a session's events, or None when no employee did anything yet.
 
     One step per employee turn: the SOP step it served (when the room had one) or the
     request it answered, the tools it called, and a fallback when the turn hit an error.
+    ``why`` and ``by`` go into the change log (a draft proposed without being asked says
+    what proposed it).
     """
     steps: list[Step] = []
     request = ""
@@ -73,8 +87,6 @@ def extract_draft(
         scope=scope,
         steps=tuple(steps),
         status=Status.DRAFT,
-        change_log=(
-            ChangeLogEntry(version, "从会话中提炼（用户要求记下这套做法）", "extraction", session),
-        ),
+        change_log=(ChangeLogEntry(version, why, by, session),),
         created_at=utc_now(),
     )

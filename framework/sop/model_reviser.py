@@ -12,8 +12,8 @@ hides one.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -25,7 +25,7 @@ from framework.models.structured import answer_format, ask_structured
 from framework.prompts.environment import PromptRenderer
 from framework.sop.edits import EditError, EditOp, apply_edits, describe, render_step
 from framework.sop.model import Outcome, SopVersion, Step
-from framework.sop.reviser import propose_edits
+from framework.sop.reviser import plan_revision
 
 RULES = "rules"
 RECENT_RUNS = 8
@@ -41,9 +41,21 @@ class Proposal:
     """``model:<label>``, ``rules``, or ``rules (<why the model's edits were not used>)``."""
     fallback: str | None = None
     """Why the rules stood in for the model (None when they did not)."""
+    conflicts: list[str] = field(default_factory=list)
+    """What runs asked but was not done: opposing requests, removals others rely on."""
 
 
-Reviser = Callable[[SopVersion, Sequence[Outcome]], Awaitable[Proposal]]
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a reviser reads: the SOP's runs (every version, oldest first), the steps each
+    version had (so a run's step numbers can be read), and how many runs must ask."""
+
+    outcomes: Sequence[Outcome]
+    steps_of: Mapping[str, Sequence[Step]] = field(default_factory=dict)
+    threshold: int = 1
+
+
+Reviser = Callable[[SopVersion, Evidence], Awaitable[Proposal]]
 
 
 class EditAnswer(BaseModel):
@@ -74,9 +86,17 @@ EXAMPLE = EditsAnswer(
 )
 
 
-async def rule_reviser(current: SopVersion, outcomes: Sequence[Outcome]) -> Proposal:
-    """The rule-based reviser (see :func:`framework.sop.reviser.propose_edits`)."""
-    return Proposal(propose_edits(current, outcomes), by=RULES)
+def _plan(current: SopVersion, evidence: Evidence) -> tuple[list[EditOp], list[str]]:
+    plan = plan_revision(
+        current, evidence.outcomes, steps_of=evidence.steps_of, threshold=evidence.threshold
+    )
+    return plan.ops, plan.conflicts
+
+
+async def rule_reviser(current: SopVersion, evidence: Evidence) -> Proposal:
+    """The rule-based reviser (see :func:`framework.sop.reviser.plan_revision`)."""
+    ops, conflicts = _plan(current, evidence)
+    return Proposal(ops, by=RULES, conflicts=conflicts)
 
 
 def model_reviser(
@@ -89,9 +109,9 @@ def model_reviser(
 ) -> Reviser:
     """A reviser that asks ``model`` for edits as JSON (falls back to the rules, visibly)."""
 
-    async def revise(current: SopVersion, outcomes: Sequence[Outcome]) -> Proposal:
+    async def revise(current: SopVersion, evidence: Evidence) -> Proposal:
         # The latest runs only: a version with many outcomes must still fit a small window.
-        runs = [o for o in outcomes if o.sop_ref == current.ref][-RECENT_RUNS:]
+        runs = [o for o in evidence.outcomes if o.sop_ref == current.ref][-RECENT_RUNS:]
         context = {
             "ref": current.ref,
             "goal": current.goal,
@@ -109,7 +129,8 @@ def model_reviser(
         }
         prompt = renderer.render("revise_sop.j2", context)
 
-        asked = propose_edits(current, outcomes)
+        # What the weighed corrections ask for; conflicts stay for the reviewers either way.
+        asked, conflicts = _plan(current, evidence)
 
         def check(answer: EditsAnswer) -> str | None:
             try:
@@ -133,9 +154,10 @@ def model_reviser(
             backoff=backoff,
         )
         if answer.value is not None:
-            return Proposal(edit_ops(answer.value, current.steps), by=f"model:{profile.label}")
+            ops = edit_ops(answer.value, current.steps)
+            return Proposal(ops, by=f"model:{profile.label}", conflicts=conflicts)
         reason = answer.fallback_reason or "no answer"
-        return Proposal(asked, by=f"{RULES} ({reason})", fallback=reason)
+        return Proposal(asked, by=f"{RULES} ({reason})", fallback=reason, conflicts=conflicts)
 
     return revise
 
@@ -190,8 +212,8 @@ def recorded(reviser: Reviser, proposals: list[Proposal]) -> Reviser:
     version (and no change log entry) is made.
     """
 
-    async def revise(current: SopVersion, outcomes: Sequence[Outcome]) -> Proposal:
-        proposal = await reviser(current, outcomes)
+    async def revise(current: SopVersion, evidence: Evidence) -> Proposal:
+        proposal = await reviser(current, evidence)
         proposals.append(proposal)
         return proposal
 

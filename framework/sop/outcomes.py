@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from framework.language import snippet
 from framework.sessions.events import Event, EventKind
 from framework.sessions.workspace import Workspace
 from framework.sop.model import Correction, Outcome
+from framework.sop.remarks import confirmed_corrections
 from framework.sop.reviser import parse_correction
 
 # "评分: 4/5", "score 0.8", "打分 80%": a person's verdict on the run.
@@ -136,6 +138,34 @@ def evidence_failures(events: Sequence[Event], workspace: Path | None) -> list[s
     return failures
 
 
+def correction_key(c: Correction) -> tuple[object, ...]:
+    """What makes two corrections the same: kind, step, speaker, ``do`` (case and spacing
+    aside) and ``before``; not who said it, nor the reason given."""
+    return (c.kind, c.step, c.speaker, " ".join((c.do or "").casefold().split()), c.before)
+
+
+def run_corrections(events: Sequence[Event]) -> tuple[Correction, ...]:
+    """The run's corrections, each counted once, in the order first said.
+
+    Two sources: every line of every message that is a correction in the structured form
+    (:func:`~framework.sop.reviser.parse_correction`; a person's or an employee's, ``by``
+    says whose), and the corrections of ``confirmed`` remark events (a free remark the room
+    read, showed back, and its person confirmed; an understood remark never confirmed does
+    not count). The same correction (:func:`correction_key`) said again in the run, or
+    quoted by an employee on its own line, is not counted again; the first keeps its ``by``.
+    """
+    found: dict[tuple[object, ...], Correction] = {}
+    for event in events:
+        if event.kind == EventKind.MESSAGE:
+            parsed = (parse_correction(line) for line in event.text.splitlines())
+            said = [replace(c, by=event.author) for c in parsed if c is not None]
+        else:
+            said = confirmed_corrections(event)
+        for correction in said:
+            found.setdefault(correction_key(correction), correction)
+    return tuple(found.values())
+
+
 def run_outcome(
     events: Sequence[Event],
     *,
@@ -146,8 +176,9 @@ def run_outcome(
 ) -> Outcome:
     """The outcome of the run whose events are ``events`` (entry to end, in order).
 
-    Corrections come from people and from models alike (an employee, say a reviewer, may
-    write ``纠正: ...`` too); ``by`` tells them apart. ``failures`` lists what the run lacks
+    Corrections are :func:`run_corrections` (each counted once); they come from people and
+    from models alike (an employee, say a reviewer, may write ``纠正: ...`` too); ``by`` tells
+    them apart. ``failures`` lists what the run lacks
     as evidence of work (:func:`evidence_failures`; products are looked up in ``workspace``,
     the room's workspace folder). A run with failures is never a success; otherwise success
     is a person's stated score when there is one, else: the SOP completed and nobody
@@ -156,25 +187,11 @@ def run_outcome(
     messages = [e for e in events if e.kind == EventKind.MESSAGE]
     humans = [e for e in messages if e.meta.get("human")]
     replies = [e for e in messages if not e.meta.get("human")]
-    corrections: list[Correction] = []
+    corrections = run_corrections(events)
     score: float | None = None
-    for message in messages:
-        parsed = (parse_correction(line) for line in message.text.splitlines())
-        for correction in (c for c in parsed if c is not None):
-            corrections.append(
-                Correction(
-                    kind=correction.kind,
-                    detail=correction.detail,
-                    step=correction.step,
-                    by=message.author,
-                    speaker=correction.speaker,
-                    do=correction.do,
-                    before=correction.before,
-                )
-            )
-        if message.meta.get("human"):
-            stated = stated_score(message.text)
-            score = stated if stated is not None else score
+    for message in humans:
+        stated = stated_score(message.text)
+        score = stated if stated is not None else score
     failures = evidence_failures(events, workspace)
     # A good score cannot stand in for missing work: evidence failures always fail the run.
     success = not failures and (
@@ -185,7 +202,7 @@ def run_outcome(
         session=session,
         success=success,
         score=score,
-        corrections=tuple(corrections),
+        corrections=corrections,
         duration_s=_seconds(events[0].ts, events[-1].ts) if events else 0.0,
         off_sop_turns=sum(1 for e in replies if e.meta.get("why") != "sop_step"),
         human_interventions=len(humans),

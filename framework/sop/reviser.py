@@ -1,170 +1,193 @@
 """The rule-based reviser: structured corrections from runs -> edit operations on the SOP.
 
-With the offline simulator, simulated users state corrections in a small structured form
-(:func:`parse_correction`); :func:`propose_edits` turns the corrections of a version's runs
-into :class:`~framework.sop.edits.EditOp` s that :func:`~framework.sop.edits.apply_edits`
-applies, the same code path the model-driven reviser uses. Pure and deterministic.
+People (and simulated users) state corrections in a small structured form
+(:func:`parse_correction`); :func:`plan_revision` weighs the corrections of every run
+(:mod:`framework.sop.claims`: by step identity, support against opposition) and turns the
+accepted ones into :class:`~framework.sop.edits.EditOp` s that
+:func:`~framework.sop.edits.apply_edits` applies, the same code path the model-driven reviser
+uses. Pure and deterministic.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
+from framework.sop.claims import Weighed, step_key, weigh
 from framework.sop.edits import EditOp, describe
 from framework.sop.model import Correction, Outcome, SopVersion, Step
 
 
-@dataclass(slots=True)
-class _Ask:
-    """One distinct correction and the runs (outcome positions) that asked for it."""
+@dataclass(frozen=True, slots=True)
+class RevisionPlan:
+    """The edits the runs ask for, and what was asked but not done (and why)."""
 
-    correction: Correction
-    first: int
-    runs: set[int] = field(default_factory=set)
+    ops: list[EditOp]
+    conflicts: list[str] = field(default_factory=list)
+    """Opposing requests with equal support, and removals others rely on: for reviewers."""
 
 
-def propose_edits(current: SopVersion, outcomes: Sequence[Outcome]) -> list[EditOp]:
-    """Edit ops that make ``current`` satisfy the corrections in ``outcomes``.
+def propose_edits(
+    current: SopVersion,
+    outcomes: Sequence[Outcome],
+    *,
+    steps_of: Mapping[str, Sequence[Step]] | None = None,
+    threshold: int = 1,
+) -> list[EditOp]:
+    """Edit ops that make ``current`` satisfy what the runs in ``outcomes`` ask for (see
+    :func:`plan_revision`, which also says what was held back)."""
+    return plan_revision(current, outcomes, steps_of=steps_of, threshold=threshold).ops
 
-    Step numbers in corrections are read against ``current.steps``, so outcomes of *other*
-    versions (``sop_ref`` set and not ``current.ref``) are skipped: their numbers describe
-    other steps. Identical corrections are merged (counted once per run); a correction that
-    ``current`` already satisfies, or that names no step, gives no op, so a fixed issue never
-    produces a new edit. When corrections conflict on a step (two edits, edit vs remove),
-    the one more runs asked for wins, then the first seen. Ops come in an order whose
-    indices stay valid when applied in sequence: edits, removals (back to front), then
-    moves and additions located by step identity. Each reason cites how many runs asked.
+
+def plan_revision(
+    current: SopVersion,
+    outcomes: Sequence[Outcome],
+    *,
+    steps_of: Mapping[str, Sequence[Step]] | None = None,
+    threshold: int = 1,
+) -> RevisionPlan:
+    """Weigh the corrections of ``outcomes`` (:mod:`framework.sop.claims`) and plan the edits.
+
+    Each correction is read against the steps of the version it was made on: ``steps_of``
+    maps refs to steps (``current`` is always known; an outcome of an unknown version is
+    skipped). A claim is acted on when at least ``threshold`` runs ask for it and more runs
+    ask for it than for its opposite; a claim ``current`` already satisfies gives no op, so a
+    fixed issue never produces a new edit. Ops come in an order whose indices stay valid when
+    applied in sequence: edits, removals (back to front), moves (in the order asked: ``A before
+    B`` puts A right before B), then additions (right before their anchor, or at the end).
+    Each reason cites how many runs asked.
     """
-    runs = [o for o in outcomes if o.sop_ref in ("", current.ref)]
-    asks: dict[tuple[object, ...], _Ask] = {}
-    for n, outcome in enumerate(runs):
-        for c in outcome.corrections:
-            key = (c.kind, c.step, c.speaker, _norm(c.do) if c.do else None, c.before)
-            asks.setdefault(key, _Ask(c, len(asks))).runs.add(n)
-    ranked = sorted(asks.values(), key=lambda a: (-len(a.runs), a.first))
-    return _Planner(current.steps, len(runs)).plan(ranked)
+    known: dict[str, Sequence[Step]] = dict(steps_of or {})
+    known[current.ref] = current.steps
+    weighed = weigh(outcomes, known, current.ref)
+    total = len([o for o in outcomes if (o.sop_ref or current.ref) in known])
+    return _Planner(current.steps, total, threshold).plan(weighed)
 
 
 class _Planner:
-    """Resolves corrections against the steps, then emits ops in an index-safe order."""
+    """Applies accepted claims to the steps, then emits ops in an index-safe order."""
 
-    def __init__(self, steps: tuple[Step, ...], total: int) -> None:
+    def __init__(self, steps: tuple[Step, ...], total: int, threshold: int) -> None:
         self.steps = steps
+        self.keys = [step_key(s) for s in steps]
         self.total = total
-        self.edits: dict[int, tuple[Step, str]] = {}
-        self.removes: dict[int, str] = {}
-        # (anchor original index or None for the end, first seen, mover index or new step, why)
-        self.placements: list[tuple[int | None, int, int | Step, str]] = []
+        self.threshold = threshold
+        self.conflicts: list[str] = []
 
-    def plan(self, asks: list[_Ask]) -> list[EditOp]:
-        for ask in asks:
-            c, why = ask.correction, self._reason(ask)
-            if c.kind == "order":
-                self._order(c, ask.first, why)
-            elif c.kind == "missing":
-                self._missing(c, ask.first, why)
-            elif c.kind == "extra":
-                self._extra(c, why)
-            elif c.kind == "edit":
-                self._edit(c, why)
-        return self._emit()
-
-    def _reason(self, ask: _Ask) -> str:
-        c = ask.correction
-        detail = c.detail.strip() or f"{c.kind} step {c.step or c.speaker or ''}".strip()
+    def _reason(self, w: Weighed) -> str:
+        detail = w.claim.detail.strip() or w.claim.describe()
         noun = "run" if self.total == 1 else "runs"
-        return f"{len(ask.runs)} of {self.total} {noun}: {detail}"
+        return f"{len(w.runs)} of {self.total} {noun}: {detail}"
 
-    def _anchor(self, before: int | None) -> int | None:
-        # "before step N" for N past the end means "at the end".
-        return before - 1 if before is not None and 1 <= before <= len(self.steps) else None
+    def _report(self, w: Weighed, verdict: str) -> None:
+        if verdict == "conflict":
+            self.conflicts.append(
+                f"conflict: {w.claim.describe()} asked in {len(w.runs)} run(s), the opposite "
+                f"in {len(w.against)}: left as it is until more runs ask one way"
+            )
+        elif verdict == "restore":
+            self.conflicts.append(
+                f"conflict: {w.claim.describe()} (as before the dispute) asked in "
+                f"{len(w.runs)} run(s), the opposite in {len(w.against)}: kept as it was "
+                "until more runs ask one way"
+            )
+        elif verdict == "held":
+            others = sorted(w.relying - w.users)
+            self.conflicts.append(
+                f"held: {w.claim.describe()} asked by {', '.join(sorted(w.users))}; "
+                f"{', '.join(others)} ran it without asking: not removed"
+            )
 
-    def _order(self, c: Correction, first: int, why: str) -> None:
-        t = self._anchor(c.before)
-        found = _find(self.steps, c.step, c.speaker, c.do)
-        if t is None or not found or min(found) <= t:
-            return  # no anchor, no such step, or already before it
-        self.placements.append((t, first, found[0], why))
+    def plan(self, weighed: list[Weighed]) -> RevisionPlan:
+        accepted: list[Weighed] = []
+        reported: set[tuple[str, ...]] = set()
+        for w in sorted(weighed, key=lambda w: not w.restores):  # report a tie once, as kept
+            verdict = w.verdict(self.threshold)
+            if w.claim.question not in reported and verdict in ("restore", "conflict", "held"):
+                reported.add(w.claim.question)
+                self._report(w, verdict)
+            if verdict in ("accepted", "restore"):
+                accepted.append(w)
+        accepted.sort(key=lambda w: w.first)  # moves apply in the order asked
+        edits = self._edits([w for w in accepted if w.claim.kind == "edit"])
+        removes = self._removes([w for w in accepted if w.claim.kind == "drop"], edits)
+        ops = [EditOp("edit", i, step=s, reason=r) for i, (s, r) in sorted(edits.items())]
+        ops += [EditOp("remove", i, reason=r) for i, r in sorted(removes.items(), reverse=True)]
+        renamed = {self.keys[i]: step_key(s) for i, (s, _) in edits.items()}
+        work = [
+            renamed.get(k, k) for i, k in enumerate(self.keys) if i not in removes
+        ]  # keys as they stand after edits and removals
+        for w in accepted:
+            if w.claim.kind == "order":
+                ops += self._move(work, renamed, w)
+        for w in accepted:
+            if w.claim.kind == "add" and w.claim.step is not None:
+                ops += self._add(work, renamed, removes, w)
+        return RevisionPlan(ops, self.conflicts)
 
-    def _missing(self, c: Correction, first: int, why: str) -> None:
-        if not c.speaker or not c.do or _find(self.steps, None, c.speaker, c.do):
-            return  # cannot build a step without both, or it is already there
-        new = Step(speakers=(c.speaker,), do=c.do.strip())
-        if any(what == new for _, _, what, _ in self.placements):
-            return  # the same step asked for at another place: the most-asked place wins
-        self.placements.append((self._anchor(c.before), first, new, why))
+    def _edits(self, asks: list[Weighed]) -> dict[int, tuple[Step, str]]:
+        # Rewordings of one step compete: the most asked wins; a tie is a conflict.
+        edits: dict[int, tuple[Step, str]] = {}
+        for key in dict.fromkeys(w.claim.subject for w in asks):
+            rivals = sorted((w for w in asks if w.claim.subject == key), key=lambda w: -len(w.runs))
+            if key not in self.keys or rivals[0].claim.step is None:
+                continue
+            if len(rivals) > 1 and len(rivals[1].runs) == len(rivals[0].runs):
+                texts = " / ".join(w.claim.describe() for w in rivals)
+                self.conflicts.append(f"conflict: {texts}, as many runs each: left as it is")
+                continue
+            edits[self.keys.index(key)] = (rivals[0].claim.step, self._reason(rivals[0]))
+        return edits
 
-    def _extra(self, c: Correction, why: str) -> None:
-        found = _find(self.steps, c.step, c.speaker, c.do)
-        if not found or found[0] in self.edits or found[0] in self.removes:
-            return
-        if len(self.removes) + 1 < len(self.steps):  # never propose an empty SOP
-            self.removes[found[0]] = why
+    def _removes(self, asks: list[Weighed], edits: dict[int, tuple[Step, str]]) -> dict[int, str]:
+        removes: dict[int, str] = {}
+        for w in asks:
+            if w.claim.subject not in self.keys:
+                continue
+            i = self.keys.index(w.claim.subject)
+            if i in edits or i in removes:
+                continue
+            if len(removes) + 1 < len(self.steps):  # never propose an empty SOP
+                removes[i] = self._reason(w)
+        return removes
 
-    def _edit(self, c: Correction, why: str) -> None:
-        # The text in an edit is the *new* wording, so only the number locates the step.
-        i = c.step - 1 if c.step is not None else -1
-        if not c.do or not 0 <= i < len(self.steps) or i in self.edits or i in self.removes:
-            return
-        old = self.steps[i]
-        if _norm(old.do) != _norm(c.do):
-            self.edits[i] = (replace(old, do=c.do.strip()), why)
+    def _move(self, work: list[str], renamed: dict[str, str], w: Weighed) -> list[EditOp]:
+        subject = renamed.get(w.claim.subject, w.claim.subject)
+        anchor = renamed.get(w.claim.anchor, w.claim.anchor)
+        if subject not in work or (anchor and anchor not in work):
+            return []
+        m = work.index(subject)
+        if anchor:
+            to = work.index(anchor)
+            if m < to:
+                return []  # already before it
+        elif m == len(work) - 1:
+            return []  # already last
+        else:
+            to = len(work)
+        work.insert(to - 1 if m < to else to, work.pop(m))
+        return [EditOp("move", m, to=work.index(subject), reason=self._reason(w))]
 
-    def _emit(self) -> list[EditOp]:
-        ops = [EditOp("edit", i, step=s, reason=w) for i, (s, w) in sorted(self.edits.items())]
-        ops += [
-            EditOp("remove", i, reason=w) for i, w in sorted(self.removes.items(), reverse=True)
-        ]
-        # Track which original step sits where; new steps get ids past the originals.
-        ids: list[int] = [i for i in range(len(self.steps)) if i not in self.removes]
-        end = len(self.steps)
-        for anchor, _, what, why in sorted(self.placements, key=lambda p: (_key(p[0]), p[1])):
-            pos = self._position(ids, anchor)
-            if isinstance(what, Step):
-                ops.append(EditOp("add", pos, step=what, reason=why))
-                ids.insert(pos, end)
-                end += 1
-            elif what in ids and ids.index(what) > pos:
-                m = ids.index(what)
-                ops.append(EditOp("move", m, to=pos, reason=why))
-                ids.insert(pos, ids.pop(m))
-        return ops
-
-    def _position(self, ids: list[int], anchor: int | None) -> int:
-        # Before the anchor step, or the next original step still there if it was removed.
-        if anchor is not None:
-            for orig in range(anchor, len(self.steps)):
-                if orig in ids:
-                    return ids.index(orig)
-        return len(ids)
-
-
-def _key(anchor: int | None) -> int:
-    return anchor if anchor is not None else 1 << 30
-
-
-def _norm(text: str | None) -> str:
-    return " ".join((text or "").casefold().split())
-
-
-def _find(
-    steps: tuple[Step, ...], number: int | None, speaker: str | None, do: str | None
-) -> list[int]:
-    """Indices of the steps a correction names: by content if given (number first), else by
-    number."""
-    if speaker or do:
-        hits = [
-            i
-            for i, s in enumerate(steps)
-            if (not speaker or speaker in s.speakers) and (not do or _norm(do) in _norm(s.do))
-        ]
-        if number is not None and number - 1 in hits:
-            hits.remove(number - 1)
-            hits.insert(0, number - 1)
-        return hits
-    return [number - 1] if number is not None and 1 <= number <= len(steps) else []
+    def _add(
+        self, work: list[str], renamed: dict[str, str], removes: dict[int, str], w: Weighed
+    ) -> list[EditOp]:
+        assert w.claim.step is not None
+        if w.claim.subject in work:
+            return []
+        pos = len(work)
+        if w.claim.anchor in self.keys:
+            # Before the anchor, or the next original step still there if it was removed.
+            for i in range(self.keys.index(w.claim.anchor), len(self.keys)):
+                key = renamed.get(self.keys[i], self.keys[i])
+                if i not in removes and key in work:
+                    pos = work.index(key)
+                    break
+        elif w.claim.anchor:
+            anchor = renamed.get(w.claim.anchor, w.claim.anchor)
+            pos = work.index(anchor) if anchor in work else len(work)
+        work.insert(pos, w.claim.subject)
+        return [EditOp("add", pos, step=w.claim.step, reason=self._reason(w))]
 
 
 def revision_reason(ops: Sequence[EditOp]) -> str:
@@ -182,9 +205,9 @@ _BEFORE = r"\s+before\s+(?P<before>\d+)"
 _FORMS = {
     kind: re.compile(pattern + _TAIL, re.IGNORECASE)
     for kind, pattern in {
-        "order": rf"order\s+(?P<subject>{_NAME}){_BEFORE}",
+        "order": rf"order\s+(?:{_QUOTED}|(?P<subject>{_NAME})){_BEFORE}",
         "missing": rf"missing\s+(?P<speaker>{_NAME})\s+{_QUOTED}(?:{_BEFORE})?",
-        "extra": r"extra\s+(?P<step>\d+)",
+        "extra": rf"extra\s+(?:(?P<step>\d+)\b|{_QUOTED})",
         "edit": rf"edit\s+(?P<step>\d+)\s+{_QUOTED}",
     }.items()
 }
@@ -197,11 +220,14 @@ def parse_correction(text: str) -> Correction | None:
 
         line    := prefix ("order" | "missing" | "extra" | "edit") ... [sep reason]
         prefix  := ("纠正" | "更正" | "correction") (":" | "：")
-        order   := "order" (STEP | SPEAKER) "before" STEP    step/speaker's step goes before STEP
+        order   := "order" (STEP | SPEAKER | QUOTED) "before" STEP
+                                    that step goes right before STEP (past the last: to the end)
         missing := "missing" SPEAKER QUOTED ["before" STEP]   add a step (default: at the end)
-        extra   := "extra" STEP                              remove step STEP
+        extra   := "extra" (STEP | QUOTED)                   remove that step
         edit    := "edit" STEP QUOTED                        step STEP should do QUOTED
         QUOTED  := text in "..." or “...” or 「...」 or 『...』;  STEP := 1-based number
+
+    A step is named by its number in the run, or by its whole text (never a part of it).
 
     A free-text reason may follow after whitespace, ``:``, ``—``, ``-`` or ``#``; it becomes
     the correction's ``detail`` (else the structured text does). Examples:
@@ -229,6 +255,8 @@ def _parse_body(body: str) -> Correction | None:
             return None  # step numbers start at 1
         if kind == "order":
             subject = g["subject"]
+            if subject is None:  # a step named by its whole text
+                return Correction("order", detail, do=g["do"], before=before)
             if not subject.isdigit():
                 return Correction("order", detail, speaker=subject, before=before)
             return (
@@ -239,6 +267,6 @@ def _parse_body(body: str) -> Correction | None:
         if kind == "missing":
             return Correction("missing", detail, speaker=g["speaker"], do=g["do"], before=before)
         if kind == "extra":
-            return Correction("extra", detail, step=step)
+            return Correction("extra", detail, step=step, do=g.get("do"))
         return Correction("edit", detail, step=step, do=g["do"])
     return None

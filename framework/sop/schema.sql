@@ -3,7 +3,8 @@
 -- files made before them (CREATE TABLE IF NOT EXISTS leaves an old table as it was).
 -- Versions are immutable: only versions.status is ever UPDATEd, and versions.steps once, to
 -- add the products a card declares to a version stored before steps could declare them;
--- everything else is INSERTed once and never changed. Timestamps are ISO 8601 UTC text, so
+-- a trial's end (ended_at, verdict, reason) is written once; everything else is INSERTed
+-- once and never changed. Timestamps are ISO 8601 UTC text, so
 -- they sort as text.
 
 -- WAL: readers never block the writer, so several processes can share the file.
@@ -49,6 +50,30 @@ CREATE TABLE IF NOT EXISTS approvals (
     at       TEXT    NOT NULL,
     note     TEXT,
     UNIQUE (sop_id, version, reviewer),  -- approving twice changes nothing
+    FOREIGN KEY (sop_id, version) REFERENCES versions (sop_id, version)
+);
+
+-- Who must approve a proposed version before it is published: recorded when it is proposed
+-- (the scenario's sop_reviewers). A table, not a column of versions: older code sharing the
+-- file inserts version rows by position.
+CREATE TABLE IF NOT EXISTS reviewers (
+    sop_id   TEXT    NOT NULL,
+    version  INTEGER NOT NULL,
+    reviewer TEXT    NOT NULL,
+    UNIQUE (sop_id, version, reviewer),
+    FOREIGN KEY (sop_id, version) REFERENCES versions (sop_id, version)
+);
+
+-- A version published over another published one runs as a trial beside the best for a
+-- share of rooms, until judged (framework/sop/trials.py). One open trial per SOP.
+CREATE TABLE IF NOT EXISTS trials (
+    sop_id     TEXT    NOT NULL,
+    version    INTEGER NOT NULL,
+    started_at TEXT    NOT NULL,
+    ended_at   TEXT,              -- NULL while the trial runs
+    verdict    TEXT,              -- promoted | rolled back | ended
+    reason     TEXT,
+    UNIQUE (sop_id, version),
     FOREIGN KEY (sop_id, version) REFERENCES versions (sop_id, version)
 );
 

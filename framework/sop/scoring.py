@@ -18,7 +18,7 @@ reason, so ``staffroom sop explain`` can print why a version won. Pure: no I/O, 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -177,17 +177,20 @@ class Choice:
     def explain(self) -> list[str]:
         """Readable lines: why the winner won, then every candidate's score and terms."""
         eligible = [(c, b) for c, b in self.ranked if b.ineligible is None]
-        lines = [_headline(eligible)] if eligible else ["no published version: nothing to run"]
+        trying = any(b.ineligible and c.version.status == Status.PUBLISHED for c, b in self.ranked)
+        head = _headline(eligible, trying) if eligible else "no published version: nothing to run"
+        lines = [head]
         for c, b in self.ranked:
             status = f"ineligible: {b.ineligible}" if b.ineligible else c.version.status.value
             lines.append(f"  {c.version.ref} [{status}] {b.line()}")
         return lines
 
 
-def _headline(eligible: list[tuple[Candidate, ScoreBreakdown]]) -> str:
+def _headline(eligible: list[tuple[Candidate, ScoreBreakdown]], trying: bool) -> str:
     (win, wb) = eligible[0]
     if len(eligible) == 1:
-        return f"{win.version.ref} wins: {wb.total:.2f} — the only published version"
+        only = "the only published version not on trial" if trying else "the only published version"
+        return f"{win.version.ref} wins: {wb.total:.2f} — {only}"
     run, rb = eligible[1]
     head = f"{win.version.ref} wins: {wb.total:.2f} vs @{run.version.version} {rb.total:.2f}"
     if round(wb.total, 9) == round(rb.total, 9):
@@ -216,20 +219,35 @@ def _fmt(name: str, x: float) -> str:
     return f"{x:.2f}"
 
 
-def _why_ineligible(v: SopVersion) -> str | None:
+def _why_ineligible(v: SopVersion, on_trial: Mapping[int, str]) -> str | None:
     if v.status == Status.PUBLISHED:
-        return None
+        return on_trial.get(v.version)
     if v.status == Status.DRAFT:
         return "draft awaiting review"
-    return "deprecated"
+    # The latest deprecation says why (a trial's rollback, a sink, a person's reason).
+    why = next((e.why for e in reversed(v.change_log) if e.why.startswith("deprecated: ")), "")
+    return f"deprecated ({why.removeprefix('deprecated: ')})" if why else "deprecated"
 
 
 def choose_best(
-    candidates: Sequence[Candidate], *, now: datetime, policy: ScoringPolicy = ScoringPolicy()
+    candidates: Sequence[Candidate],
+    *,
+    now: datetime,
+    policy: ScoringPolicy = ScoringPolicy(),
+    on_trial: Mapping[int, str] | None = None,
 ) -> Choice:
-    """Rank every candidate and pick the best published one (None if there is none)."""
+    """Rank every candidate and pick the best published one (None if there is none).
+
+    ``on_trial``: version number -> why it cannot win (it runs as a trial beside the best in a
+    share of rooms, see :mod:`framework.sop.trials`). Ignored when no other published version
+    could win: an SOP never ends up without a best.
+    """
+    trial = dict(on_trial or {})
+    others = [c for c in candidates if c.version.status == Status.PUBLISHED]
+    if all(c.version.version in trial for c in others):
+        trial = {}
     scored = [
-        (c, replace(score(c, now=now, policy=policy), ineligible=_why_ineligible(c.version)))
+        (c, replace(score(c, now=now, policy=policy), ineligible=_why_ineligible(c.version, trial)))
         for c in candidates
     ]
     # Round so float noise cannot break a real tie; then the higher version wins it.

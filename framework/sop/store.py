@@ -8,19 +8,13 @@ interleave with another process's write.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import asdict, replace
-from pathlib import Path
-from typing import Any, Self
 
 import aiosqlite
 
-from framework.data_folder import DataFolder
-from framework.errors import InputError, SopCardError, StorageError, UnknownNameError
+from framework.errors import InputError, SopCardError, UnknownNameError
 from framework.sessions.events import utc_now as now
 
 from .model import (
@@ -30,108 +24,22 @@ from .model import (
     Outcome,
     SopVersion,
     Status,
-    Step,
     VersionMetrics,
 )
 from .ref import SopRef
-from .schema import prepare
+from .review import unapproved
+from .store_base import BUSY_TIMEOUT_S, StoreBase, same_content, step_from_row, steps_json
+from .trials import ENDED, PROMOTED, Trial
 
 _APPROVE = "INSERT OR IGNORE INTO approvals VALUES (?, ?, ?, ?, ?)"
 _LOG = "INSERT INTO change_log VALUES (NULL, ?, ?, ?, ?, ?, ?)"  # NULL: the next seq
-BUSY_TIMEOUT_S = 30.0
-"""How long a write waits for another process's transaction before giving up."""
-
-
-def same_content(a: SopVersion, b: SopVersion) -> bool:
-    """True if two versions describe the same procedure (goal, scope, steps, body).
-
-    Status, approvals and change_log are left out on purpose: they change over a version's
-    life (review, deprecation) while the procedure itself never does.
-    """
-    return (a.goal, a.scope, a.steps, a.body.strip()) == (b.goal, b.scope, b.steps, b.body.strip())
-
-
-def _step(item: dict[str, Any]) -> Step:
-    lists = {k: tuple(item.get(k, ())) for k in ("speakers", "tools", "produces")}
-    return Step(**{**item, **lists})
-
-
-def _steps_json(steps: Sequence[Step]) -> str:
-    # A step without products is stored as before products existed, so the rows of such
-    # versions stay readable by older code sharing the data folder.
-    rows = [{k: v for k, v in asdict(s).items() if k != "produces" or v} for s in steps]
-    return json.dumps(rows, ensure_ascii=False)
-
-
-_DAMAGED = (
-    "restore it from a backup, or move it aside with `staffroom doctor --repair` (its SOP "
-    "versions, metrics and drafts are then lost; sop_library/ cards are imported again)"
+_END_OPEN_TRIALS = (
+    "UPDATE trials SET ended_at = ?, verdict = ?, reason = ? WHERE sop_id = ? AND ended_at IS NULL"
 )
 
 
-class SopStore:
+class SopStore(StoreBase):
     """Async access to ``sops.sqlite``. Open with :meth:`open`; close with :meth:`close`."""
-
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
-        """Wrap an open connection; use :meth:`open` instead."""
-        self._conn = conn
-        self._conn.row_factory = sqlite3.Row
-        # One connection serves every task of this process: transactions must not overlap on it.
-        self._lock = asyncio.Lock()
-        self.path = path
-
-    @classmethod
-    async def open(cls, path: str | Path) -> Self:
-        """Open (creating if needed) the store at ``path``: a file, or a folder to hold
-        ``sops.sqlite``. :class:`StorageError` if it cannot be opened."""
-        path = Path(path)
-        if path.is_dir() or not path.suffix:
-            path = DataFolder(path).sops
-        folder = DataFolder(path.parent)
-        folder.check_stores(path.name)  # lost, not new: never recreated empty without a word
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # timeout is SQLite's busy timeout; isolation_level=None: no implicit transactions,
-            # each write says BEGIN itself.
-            conn = await aiosqlite.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
-            raise StorageError(f"cannot open SOP store {path}: {exc}") from exc
-        try:
-            await prepare(conn)
-        except sqlite3.Error as exc:
-            await conn.close()
-            raise StorageError(f"cannot use the SOP store {path}: {exc}; {_DAMAGED}") from exc
-        folder.record(path.name)
-        return cls(conn, path)
-
-    async def close(self) -> None:
-        """Close the connection."""
-        await self._conn.close()
-
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        # IMMEDIATE takes the write lock up front: a deferred transaction that reads and
-        # then writes can fail with SQLITE_BUSY at the upgrade, which the busy timeout
-        # does not retry.
-        async with self._lock:
-            try:
-                await self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._conn
-                    await self._conn.execute("COMMIT")
-                except BaseException:
-                    await self._conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as exc:
-                raise StorageError(f"cannot write to SOP store {self.path}: {exc}") from exc
-
-    async def _write_one(self, sql: str, args: Sequence[Any] | dict[str, Any]) -> None:
-        async with self._write() as conn:
-            await conn.execute(sql, args)
-
-    async def _rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
-        async with self._conn.execute(sql, args) as cursor:
-            return list(await cursor.fetchall())
 
     async def add_version(self, version: SopVersion) -> SopVersion:
         """Store a new version; it must be the next number for its SOP.
@@ -162,7 +70,7 @@ class SopStore:
             "DO UPDATE SET goal = excluded.goal, scope = excluded.scope",
             (v.sop_id, v.goal, v.scope),
         )
-        steps = _steps_json(v.steps)
+        steps = steps_json(v.steps)
         row = (v.sop_id, v.version, v.goal, v.scope, steps, Status(v.status).value, v.body)
         sql = "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?)"  # columns in schema order
         await conn.execute(sql, (*row, v.created_at or now()))
@@ -188,7 +96,7 @@ class SopStore:
                     fix="versions are immutable: save the change as a new version",
                 )
             sql = "UPDATE versions SET steps = ? WHERE sop_id = ? AND version = ?"
-            await conn.execute(sql, (_steps_json(version.steps), version.sop_id, version.version))
+            await conn.execute(sql, (steps_json(version.steps), version.sop_id, version.version))
         return await self.get(version.sop_id, version.version)
 
     async def next_version(self, sop_id: str) -> int:
@@ -214,7 +122,7 @@ class SopStore:
             SopVersion(
                 **{
                     **dict(r),
-                    "steps": tuple(_step(item) for item in json.loads(r["steps"])),
+                    "steps": tuple(step_from_row(item) for item in json.loads(r["steps"])),
                     "status": Status(r["status"]),
                     "change_log": tuple(logs.get(r["version"], ())),
                     "approvals": tuple(approvals.get(r["version"], ())),
@@ -263,27 +171,94 @@ class SopStore:
         return await self.get(sop_id, version)
 
     async def publish(
-        self, sop_id: str, version: int, *, required_reviewers: Sequence[str] = ()
+        self,
+        sop_id: str,
+        version: int,
+        *,
+        required_reviewers: Sequence[str] = (),
+        need_approval: bool = False,
     ) -> SopVersion:
-        """Publish a draft once every required reviewer has approved it.
+        """Publish a draft once its reviewers approved it: those recorded when it was proposed
+        (:meth:`request_review`) and ``required_reviewers``. With nobody named and
+        ``need_approval``, one approval by anyone is needed (``staffroom sop publish``).
 
-        :class:`InputError` lists who has not approved yet; deprecated versions stay retired.
-        Publishing a published version returns it unchanged.
+        :class:`InputError` names who has not approved and the fix, and nothing changes.
+        Deprecated versions stay retired; publishing a published version returns it unchanged.
+        A draft published while another version is published starts a trial (one per SOP: an
+        open trial of another version ends unjudged).
         """
         async with self._write() as conn:
             current = await self.get(sop_id, version)
             if current.status is Status.DEPRECATED:
                 fix = f"make a new version from it: {sop_id}@{await self.next_version(sop_id)}"
                 raise InputError(f"SOP {current.ref} is deprecated: not publishable", fix=fix)
-            approved = {a.reviewer for a in current.approvals}
-            missing = [r for r in dict.fromkeys(required_reviewers) if r not in approved]
-            if missing:
-                raise InputError(
-                    f"SOP {current.ref} needs approval from: {', '.join(missing)}",
-                    fix="each of them must approve the draft before it is published",
-                )
+            if current.status is Status.PUBLISHED:
+                return current
+            needed = [*await self.reviewers(sop_id, version), *required_reviewers]
+            unapproved(current, needed, need_approval=need_approval)
             await self._set_status(conn, sop_id, version, Status.PUBLISHED)
+            others = await self._rows(
+                "SELECT 1 FROM versions WHERE sop_id = ? AND version != ? AND status = ?",
+                sop_id,
+                version,
+                Status.PUBLISHED.value,
+            )
+            if others:
+                at = now()
+                why = f"{current.ref} was published during the trial"
+                await conn.execute(_END_OPEN_TRIALS, (at, ENDED, why, sop_id))
+                await conn.execute(
+                    "INSERT OR IGNORE INTO trials VALUES (?, ?, ?, NULL, NULL, NULL)",
+                    (sop_id, version, at),
+                )
         return await self.get(sop_id, version)
+
+    async def request_review(self, sop_id: str, version: int, reviewers: Sequence[str]) -> None:
+        """Record who must approve the draft ``sop_id@version`` before it is published."""
+        async with self._write() as conn:
+            current = await self.get(sop_id, version)
+            if current.status is not Status.DRAFT:
+                raise InputError(f"SOP {current.ref} is {current.status}: only a draft is reviewed")
+            for name in dict.fromkeys(r for r in reviewers if r.strip()):
+                await conn.execute(
+                    "INSERT OR IGNORE INTO reviewers VALUES (?, ?, ?)", (sop_id, version, name)
+                )
+
+    async def reviewers(self, sop_id: str, version: int) -> list[str]:
+        """Who must approve ``sop_id@version``, as recorded when it was proposed."""
+        sql = "SELECT reviewer FROM reviewers WHERE sop_id = ? AND version = ? ORDER BY rowid"
+        return [r[0] for r in await self._optional_rows(sql, sop_id, version)]
+
+    async def trials(self, sop_id: str) -> list[Trial]:
+        """Every trial of ``sop_id``'s versions, oldest first (at most one is open)."""
+        sql = "SELECT * FROM trials WHERE sop_id = ? ORDER BY started_at, version"
+        return [Trial(**dict(r)) for r in await self._optional_rows(sql, sop_id)]
+
+    async def end_trial(
+        self, trial: Trial, verdict: str, reason: str, *, retire: int | None = None, why: str = ""
+    ) -> bool:
+        """End ``trial`` with ``verdict`` and, in the same transaction, deprecate version
+        ``retire`` (the loser) with ``why`` in its change_log; a promoted trial version's
+        change_log gets the reason. False if it had already ended (another process judged it
+        first): then nothing changes."""
+        async with self._write() as conn:
+            cursor = await conn.execute(
+                "UPDATE trials SET ended_at = ?, verdict = ?, reason = ? "
+                "WHERE sop_id = ? AND version = ? AND ended_at IS NULL",
+                (now(), verdict, reason, trial.sop_id, trial.version),
+            )
+            if cursor.rowcount == 0:
+                return False
+            if verdict == PROMOTED:
+                entry = (trial.sop_id, trial.version, trial.version, reason, "trial", None)
+                await conn.execute(_LOG, entry)
+            if retire is not None:
+                loser = await self.get(trial.sop_id, retire)
+                if loser.status is not Status.DEPRECATED:
+                    await self._set_status(conn, trial.sop_id, retire, Status.DEPRECATED)
+                    entry = (trial.sop_id, retire, retire, f"deprecated: {why}", "trial", None)
+                    await conn.execute(_LOG, entry)
+        return True
 
     async def deprecate(
         self, sop_id: str, version: int, reason: str, *, by: str | None = None
@@ -299,12 +274,6 @@ class SopStore:
                 await conn.execute(_LOG, entry)
         return await self.get(sop_id, version)
 
-    @staticmethod
-    async def _set_status(conn: aiosqlite.Connection, sop_id: str, v: int, s: Status) -> None:
-        # The one UPDATE the store ever makes to a version row.
-        sql = "UPDATE versions SET status = ? WHERE sop_id = ? AND version = ?"
-        await conn.execute(sql, (s.value, sop_id, v))
-
     async def _require_ref(self, ref: str) -> None:
         parsed = SopRef.parse(ref, field="sop_ref", require_version=True)
         await self.get(parsed.sop_id, parsed.version)  # else outcomes of a typo are lost
@@ -317,14 +286,24 @@ class SopStore:
         sql = 'INSERT INTO "references" (sop_ref, session, user, at) VALUES (?, ?, ?, ?)'
         await self._write_one(sql, (sop_ref, session, user, at or now()))
 
-    async def record_outcome(self, outcome: Outcome) -> None:
-        """Store how a run went; the same outcome (ref, session, ``at``) twice is kept once."""
+    async def record_outcome(self, outcome: Outcome, *, amend: bool = False) -> None:
+        """Store how a run went; the same outcome (ref, session, ``at``) twice is kept once.
+        With ``amend`` the stored one is replaced (feedback that came after the run closed)."""
         await self._require_ref(outcome.sop_ref)
         row = {**asdict(outcome), "success": int(outcome.success), "at": outcome.at or now()}
         row["corrections"] = json.dumps(row["corrections"], ensure_ascii=False)  # asdict: dicts
         row["failures"] = json.dumps(row["failures"], ensure_ascii=False)
         sql = f"INSERT OR IGNORE INTO outcomes ({', '.join(row)}) VALUES (:{', :'.join(row)})"
+        if amend:
+            kept = ("sop_ref", "session", "at")
+            changed = ", ".join(f"{k} = excluded.{k}" for k in row if k not in kept)
+            sql = sql.replace("INSERT OR IGNORE", "INSERT")
+            sql += f" ON CONFLICT (sop_ref, session, at) DO UPDATE SET {changed}"
         await self._write_one(sql, row)
+
+    async def amend_outcome(self, outcome: Outcome) -> None:
+        """Replace the stored outcome of the same run (ref, session, ``at``) with ``outcome``."""
+        await self.record_outcome(outcome, amend=True)
 
     async def record_replacement(self, old_ref: str, new_ref: str) -> None:
         """Note that ``new_ref`` was made to replace ``old_ref`` (counted once per pair)."""
@@ -375,4 +354,4 @@ class SopStore:
         )
 
 
-__all__ = ["SopStore", "same_content"]
+__all__ = ["BUSY_TIMEOUT_S", "SopStore", "same_content"]

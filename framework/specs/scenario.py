@@ -131,10 +131,46 @@ class ScenarioSettings(BaseModel):
     sop_auto_publish: bool = Field(
         default=False, description="publish proposed SOP versions at once instead of as drafts"
     )
+    sop_auto_extract: bool = Field(
+        default=True,
+        description="in a room with no SOP of its own, propose an SOP draft without being asked "
+        "when an employee reports the task done or the session ends, if the work is worth keeping",
+    )
     sop_reviewers: list[str] = Field(
         default_factory=list,
         description="who must approve a proposed SOP version before it is published",
         examples=[["author", "team-lead"]],
+    )
+    sop_trial_share: float = Field(
+        default=0.5,
+        ge=0,
+        lt=1,
+        strict=True,
+        description="share of new rooms that run a newly published SOP version as a trial "
+        "beside the best (0: no trials, the best by score serves every room)",
+        examples=[0.5],
+    )
+    sop_trial_runs: int = Field(
+        default=3,
+        ge=1,
+        le=1000,
+        strict=True,
+        description="runs of the trial version and of the best, each, before the trial is "
+        "judged: rolled back if it did worse, else the new best",
+        examples=[3],
+    )
+    sop_revision_threshold: int = Field(
+        default=1,
+        ge=1,
+        le=1000,
+        description="how many runs must ask for an SOP change (and more than ask the opposite) "
+        "before a version proposes it",
+    )
+    sop_feedback_window: int = Field(
+        default=86400,
+        ge=0,
+        description="seconds after a run closed during which its people's corrections and score "
+        "still count for that run (0: only during the run)",
     )
 
     @field_validator("stop_words")

@@ -35,7 +35,9 @@ def _filled(tmp_path: Path) -> tuple[KnowledgeBase, MemoryStore]:
     kb.trackers.add_task("pm", "整理部署手册")
     entries = [JournalEntry("note", f"记下了\n{SECRET}"), JournalEntry("note", "今天很顺利")]
     kb.journal.append("pm", DAY, "dm:alice@pm", entries, entry_id="e-1", at=time(9, 0))
-    kb.journal.append("qa", DAY, "dm:bob@qa", [JournalEntry("note", "冒烟通过")], entry_id="e-2")
+    # A fixed time: the heading's default (now) once read "00:42" and matched "walrus-42".
+    qa_note = [JournalEntry("note", "冒烟通过")]
+    kb.journal.append("qa", DAY, "dm:bob@qa", qa_note, entry_id="e-2", at=time(10, 0))
     memory = MemoryStore(Settings(data_dir=tmp_path))
     memory.memory("pm", "alice").add("facts", f"alice 知道 {SECRET}")
     memory.memory("pm", "alice").add("facts", "alice 喜欢简洁")

@@ -6,7 +6,7 @@ import pytest
 
 from framework.sop.edits import EditOp, apply_edits
 from framework.sop.model import Correction, Outcome, SopVersion, Status, Step
-from framework.sop.reviser import parse_correction, propose_edits, revision_reason
+from framework.sop.reviser import parse_correction, plan_revision, propose_edits, revision_reason
 
 TOPIC = Step(("editor",), "定选题")
 DRAFT = Step(("writer",), "写初稿")
@@ -190,3 +190,72 @@ def test_parse_correction_grammar(text: str, expected: Correction) -> None:
 )
 def test_parse_correction_ignores_ordinary_text(text: str) -> None:
     assert parse_correction(text) is None
+
+
+# Issue 11: identity is exact, every deviation can be said, and runs are weighed, not raced.
+
+FIGURES = Step(("designer",), "配图方案")
+
+
+def test_a_step_is_named_by_its_whole_text_never_a_part() -> None:
+    # "评估" is a part of "技术评估"; asking for the short step is asking for a new one.
+    version = SopVersion("s", 1, "g", "global", (TOPIC, Step(("reviewer",), "技术评估"), PUBLISH))
+    ops, steps = revise(version, run(Correction("missing", "", speaker="reviewer", do="评估"),
+                                     ref="s@1"))  # fmt: skip
+    assert [o.op for o in ops] == ["add"] and Step(("reviewer",), "评估") in steps
+    # The whole text names the step to drop or move.
+    quoted = parse_correction('纠正: extra "技术评估" 多余')
+    assert quoted == Correction("extra", "多余", do="技术评估")
+    _, steps = revise(version, run(quoted, ref="s@1"))
+    assert steps == (TOPIC, PUBLISH)
+
+
+def test_order_past_the_last_step_moves_to_the_end() -> None:
+    _, steps = revise(V1, run(Correction("order", "", step=1, before=6)))
+    assert steps == (DRAFT, REVIEW, OUTLINE, PUBLISH, TOPIC)
+
+
+def test_opposite_requests_of_two_people_are_a_conflict_kept_as_before() -> None:
+    asked = Correction("order", "", step=4, before=2, by="alice")  # outline before draft
+    _, v2_steps = revise(V1, run(asked))
+    v2 = SopVersion("tech-article", 2, V1.goal, V1.scope, v2_steps)
+    # bob, on v2, asks the opposite: one run each way; the order goes back to v1's.
+    back = Correction("order", "", step=3, before=2, by="bob")  # draft before outline
+    steps_of = {V1.ref: V1.steps, v2.ref: v2.steps}
+    plan = plan_revision(v2, [run(asked), run(back, ref=v2.ref, n=1)], steps_of=steps_of)
+    steps = apply_edits(v2.steps, plan.ops)
+    assert steps.index(DRAFT) < steps.index(OUTLINE), "the disputed order is v1's again"
+    assert len(plan.conflicts) == 1 and plan.conflicts[0].startswith("conflict:")
+    # carol agrees with alice: two runs against one, and the order is alice's again.
+    carol = Correction("order", "", step=4, before=2, by="carol")
+    runs = [run(asked), run(back, ref=v2.ref, n=1), run(carol, n=2)]
+    plan = plan_revision(v2, runs, steps_of=steps_of)
+    assert plan.ops == [] and plan.conflicts == []
+
+
+def test_one_persons_removal_cannot_cut_a_step_others_rely_on() -> None:
+    def by(user: str, *corrections: Correction, n: int) -> Outcome:
+        return Outcome(V1.ref, f"room:{n}", False, corrections=corrections, user=user)
+
+    runs = [by("bob", n=1), by("carol", n=2), by("alice", Correction("extra", "", step=3), n=3)]
+    plan = plan_revision(V1, runs)
+    assert plan.ops == [] and plan.conflicts[0].startswith("held: remove reviewer: 评估")
+    # With nobody else relying on it, the same request removes the step.
+    assert [o.op for o in plan_revision(V1, runs[2:]).ops] == ["remove"]
+
+
+def test_a_persons_later_request_replaces_their_earlier_one() -> None:
+    add = Correction("missing", "", speaker="editor", do="发感谢信", by="alice")
+    drop_it = Correction("extra", "", do="发感谢信", by="alice")
+    v2 = SopVersion(
+        "tech-article", 2, V1.goal, V1.scope, (*V1.steps, Step(("editor",), "发感谢信"))
+    )
+    steps_of = {V1.ref: V1.steps, v2.ref: v2.steps}
+    plan = plan_revision(v2, [run(add), run(drop_it, ref=v2.ref, n=1)], steps_of=steps_of)
+    assert apply_edits(v2.steps, plan.ops) == V1.steps and plan.conflicts == []
+
+
+def test_the_threshold_needs_that_many_runs() -> None:
+    ask = Correction("order", "", step=4, before=2)
+    assert plan_revision(V1, [run(ask)], threshold=2).ops == []
+    assert len(plan_revision(V1, [run(ask), run(ask, n=1)], threshold=2).ops) == 1

@@ -39,6 +39,10 @@ async def test_outcome_feedback_drafts_a_revision_that_runs_once_reviewed(
         "human_interventions": 1,
         "duration_s": feedback["outcome"]["duration_s"],  # type: ignore[index]
         "failures": [],  # the simulator wrote every declared product
+        # What feedback after the close needs: the stored outcome's key and who may amend it.
+        "at": feedback["outcome"]["at"],  # type: ignore[index]
+        "reason": "sop_complete",
+        "people": ["author"],
     }
     revision = feedback["revision"]
     assert revision["sop"] == "tech-article@2" and revision["status"] == "draft"  # type: ignore[index]
@@ -56,9 +60,17 @@ async def test_outcome_feedback_drafts_a_revision_that_runs_once_reviewed(
         "tech-article", 2, required_reviewers=["author", "team-lead"]
     )
     assert published.status == Status.PUBLISHED
-    third = await staff.room("fb-3", "tech-article")
+    # Published over v1, v2 runs as a trial in half the new rooms (by a hash of the room):
+    # room fb-4 lands on the trial's side, fb-3 on the best's; each entry says which.
+    third = await staff.room("fb-4", "tech-article")
     entry = (await drain(third.start()))[0]
     assert entry.content["sop"] == "tech-article@2"
+    trial = {"arm": "trial", "trial": "tech-article@2", "best": "tech-article@1", "share": 0.5}
+    assert entry.content["sop_trials"] == {"tech-article": trial}
+    fourth = await staff.room("fb-3", "tech-article")
+    entry = (await drain(fourth.start()))[0]
+    assert entry.content["sop"] == "tech-article@1"
+    assert entry.content["sop_trials"]["tech-article"]["arm"] == "best"
     # The old room keeps the version it ran on.
     assert first.history()[0].content["sop"] == "tech-article@1"
 
@@ -66,6 +78,7 @@ async def test_outcome_feedback_drafts_a_revision_that_runs_once_reviewed(
 async def test_auto_publish_policy_puts_the_revision_into_the_next_run(staff: Staffroom) -> None:
     scenario = staff.catalog.scenario("tech-article").model_copy(deep=True)
     scenario.settings.sop_auto_publish = True
+    scenario.settings.sop_trial_share = 0.0  # no trial: the best by score serves every room
     room = await staff.room("auto-1", scenario)
     await drain(room.start())
     await drain(room.post(CORRECTION, author="author"))

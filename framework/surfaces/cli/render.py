@@ -184,6 +184,8 @@ def _render_extracted(console: Console, c: dict[str, Any], session: str) -> None
         f"[bold cyan]◆ SOP draft {escape(_name(ref))} extracted:[/] {_clip(listed, session)}"
     )
     console.print(f"  [dim]review: {_clip(c.get('review'), session)}[/]")
+    if c.get("why"):  # proposed unasked: say what triggered it
+        console.print(f"  [dim]why: {_clip(c.get('why'), session)}[/]")
 
 
 def _render_learning(console: Console, event: Event, c: dict[str, Any]) -> bool:
@@ -198,9 +200,21 @@ def _render_learning(console: Console, event: Event, c: dict[str, Any]) -> bool:
         _render_revision(console, c.get("revision"), session)
     elif kind == EventKind.EXTRACTION or (kind == EventKind.PLAN and "extracted" in c):
         _render_extracted(console, c, session)
+    elif kind == EventKind.REMARK:
+        _render_remark(console, c, session)
     else:
         return False
     return True
+
+
+def _render_remark(console: Console, c: dict[str, Any], session: str) -> None:
+    """A free remark as the room read it ("理解为：…"), confirmed or dropped, and how to answer."""
+    status = c.get("status")
+    style = "bold cyan" if status in ("understood", "confirmed") else "dim"
+    who = f"{escape(_name(c['by']))}: " if c.get("by") and status == "understood" else ""
+    console.print(f"[{style}]◇ {who}{_clip(c.get('text', ''), session)}[/]")
+    if c.get("ask"):
+        console.print(f"  [dim]{_clip(c['ask'], session)}[/]")
 
 
 def _render_outcome(console: Console, o: Any, session: str) -> None:
@@ -223,10 +237,15 @@ def _render_outcome(console: Console, o: Any, session: str) -> None:
 def _render_revision(console: Console, revision: Any, session: str) -> None:
     """The SOP version a run proposed (or published), with its edits."""
     if isinstance(revision, dict):
-        console.print(
-            f"[bold cyan]◆ proposed {escape(_name(revision.get('sop')))} "
-            f"({escape(_name(revision.get('status')))}): {_clip(revision.get('why'), session)}[/]"
-        )
+        ref, status = escape(_name(revision.get("sop"))), escape(_name(revision.get("status")))
+        if revision.get("reselected"):
+            console.print(f"[bold cyan]◆ the runs ask for {ref} again ({status})[/]")
+        elif "edits" in revision:
+            why = _clip(revision.get("why"), session)
+            console.print(f"[bold cyan]◆ proposed {ref} ({status}): {why}[/]")
         edits = revision.get("edits")
         for edit in edits[:SHOWN_ITEMS] if isinstance(edits, list) else []:
             console.print(f"  [dim]{_clip(edit, session)}[/]")
+        conflicts = revision.get("conflicts")
+        for line in conflicts[:SHOWN_ITEMS] if isinstance(conflicts, list) else []:
+            console.print(f"  [yellow]{_clip(line, session)}[/]")

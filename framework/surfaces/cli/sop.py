@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from framework.errors import InputError, StorageError
+from framework.errors import InputError, StorageError, UnknownNameError
 from framework.settings import Settings
 from framework.sop.edits import diff_steps
 from framework.sop.library_io import ImportReport, export_library, import_library
@@ -129,6 +130,12 @@ def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="ID or ID@V
             )
         for approval in v.approvals:
             console.print(f"  approved by {escape(approval.reviewer)} at {approval.at}")
+        reviewers = await service.store.reviewers(v.sop_id, v.version)
+        waiting = [r for r in reviewers if r not in {a.reviewer for a in v.approvals}]
+        if reviewers:
+            console.print(f"  reviewers: {escape(', '.join(reviewers))}")
+        if waiting and v.status == "draft":
+            console.print(f"  awaiting approval from: {escape(', '.join(waiting))}")
 
     _run(_settings(ctx), job)
 
@@ -157,7 +164,13 @@ def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option(
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
         v = await service.store.approve(chosen.sop_id, chosen.version or 0, reviewer)
-        console.print(f"{v.ref}: approved by {', '.join(a.reviewer for a in v.approvals)}")
+        approved = [a.reviewer for a in v.approvals]
+        console.print(f"{v.ref}: approved by {escape(', '.join(approved))}")
+        waiting = [
+            r for r in await service.store.reviewers(v.sop_id, v.version) if r not in approved
+        ]
+        if waiting and v.status == "draft":
+            console.print(f"  awaiting approval from: {escape(', '.join(waiting))}")
 
     _run(_settings(ctx), job, writes=True, command="sop approve")
 
@@ -170,14 +183,17 @@ def publish(
         list[str] | None, typer.Option("--require", help="Reviewer who must have approved.")
     ] = None,
 ) -> None:
-    """Publish a draft (ID@VERSION) once its required reviewers approved."""
+    """Publish a draft (ID@VERSION) once its reviewers approved: those recorded when it was
+    proposed and every --require (nobody named: one approval by anyone). Over a published
+    version it runs as a trial beside the best first (see `sop explain`)."""
 
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
-        v = await service.store.publish(
-            chosen.sop_id, chosen.version or 0, required_reviewers=reviewers or []
-        )
+        v = await service.publish(chosen.sop_id, chosen.version or 0, required=reviewers or [])
         console.print(f"{v.ref} is {v.status}")
+        trial = next((t for t in await service.store.trials(v.sop_id) if t.open), None)
+        if trial is not None and trial.ref == v.ref:
+            console.print(f"{v.ref} runs as a trial beside the best in a share of new rooms")
 
     _run(_settings(ctx), job, writes=True, command="sop publish")
 
@@ -196,11 +212,11 @@ def deprecate(ctx: typer.Context, ref: str, reason: Annotated[str, typer.Option(
 
 @app.command()
 def explain(ctx: typer.Context, sop_id: str) -> None:
-    """Every candidate's score and why the winner won."""
+    """Every candidate's score and why the winner won; trials and their verdicts."""
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
-        for line in (await service.choose(sop_id)).explain():
+        for line in await service.explain(sop_id):
             console.print(escape(line))
 
     _run(_settings(ctx), job)
@@ -249,7 +265,7 @@ def metrics(ctx: typer.Context, sop_id: str) -> None:
 @app.command()
 def report(ctx: typer.Context, sop_id: str) -> None:
     """The managers' view: hit rate per user, the correction trajectory, what was replaced,
-    and the recurring reasons runs lacked evidence of work."""
+    the recurring reasons runs lacked evidence of work, and conflicting requests."""
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
@@ -276,6 +292,10 @@ def report(ctx: typer.Context, sop_id: str) -> None:
             users = ", ".join(f"{u} {r:.0%}" for u, r in sorted(m.hit_rate_by_user.items()))
             if users:
                 console.print(f"    hit rate per user: {escape(users)}")
+        # Opposing requests and held removals are for reviewers to settle, not the rules.
+        with suppress(UnknownNameError):  # no published version: nothing to read them against
+            for line in await service.conflicts(sop_id):
+                console.print(f"  [yellow]{escape(line)}[/]")
         console.print(
             "Use the recurring corrections to improve the role prompts, tools or the "
             "scenario template."

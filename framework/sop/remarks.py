@@ -1,0 +1,302 @@
+"""Free remarks about a run ("配图应该在写正文之前") read as corrections, shown back, confirmed.
+
+The pure part of "feedback in people's words" (the hook that asks the model is
+``runtime/remark_hooks.py``):
+
+- :func:`is_candidate`: which of a person's messages are worth a model call;
+- :class:`RemarkAnswer`: the JSON a model answers ``read_remark.j2`` with, and
+  :func:`answer_problem`, what makes an answer unusable against the run's steps;
+- :func:`to_corrections` and :func:`understood_text`: the answer as
+  :class:`~framework.sop.model.Correction` s and in people's words ("理解为：第 3 步移到第 2 步
+  之前"), which the room shows back before anything counts;
+- :func:`is_confirmation` and :func:`pending_understanding`: a person's next message settles
+  what was understood of their remark; only a ``confirmed`` remark event counts
+  (:func:`confirmed_corrections`, read by :func:`framework.sop.outcomes.run_corrections`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, Field
+
+from framework.language import snippet
+from framework.sessions.events import Event, EventKind
+from framework.sop.model import Correction, CorrectionKind, Step
+from framework.sop.reviser import parse_correction
+
+# Remark event statuses (content["status"] of an EventKind.REMARK event).
+UNDERSTOOD = "understood"
+"""The model read corrections in a remark; shown back, waiting for the person's confirmation."""
+CONFIRMED = "confirmed"
+"""The person confirmed: these corrections count in the run (the only status that counts)."""
+DROPPED = "dropped"
+"""Never confirmed: the person said something else first, or the run ended."""
+NOT_A_CORRECTION = "none"
+"""The model read no correction of the steps in the remark."""
+
+REMARK_CHARS = 600
+"""How much of a remark a model is shown (a remark is a sentence or two, not a brief)."""
+
+_STEP_NUMBER = re.compile(
+    r"第\s*(?:\d+|[一二两三四五六七八九十]+)\s*步|步骤\s*(?:\d+|[一二三四五六七八九十]+)"
+    r"|\bstep\s*#?\s*\d+\b|\b(?:first|second|third|fourth|fifth|last)\s+step\b",
+    re.IGNORECASE,
+)
+_CUE_ZH = re.compile(
+    r"应该|应当|漏了|漏掉|缺了|缺少|少了|多余|不需要|不必|去掉|删掉|删除|顺序|之前|之后|提前"
+    r"|挪到|移到|放到|改成|改为|换成|先.{1,30}?(?:再|后)"
+)
+_CUE_EN = re.compile(
+    r"\b(?:should(?:n't)?|missing|forgot(?:ten)?|before|after|extra|unnecessary|redundant"
+    r"|remove|drop|skip|order|instead|swap|move)\b",
+    re.IGNORECASE,
+)
+_PHRASE_SPLIT = re.compile(r"[\s，,。.;；：:、（）()“”\"'‘’!！?？/]+")
+_CONFIRM_SPLIT = re.compile(r"[\s，,。.!！~～、]+")
+CONFIRMATIONS = frozenset(
+    {"对", "对的", "是", "是的", "确认", "没错", "好", "好的", "可以", "行", "嗯"}
+    | {"yes", "y", "yep", "ok", "okay", "confirm", "confirmed", "correct", "right", "sure"}
+)
+"""Whole-message answers that confirm an understood remark (several may be combined: "对，确认")."""
+_NONE_WORDS = frozenset({"none", "null", "no", "无", "没有", "不是", "不是纠正"})
+
+
+def step_phrases(steps: Sequence[Step]) -> list[str]:
+    """The phrases of the steps' texts (split at punctuation), two characters or longer."""
+    phrases = (p for s in steps for p in _PHRASE_SPLIT.split(s.do.casefold()))
+    return sorted({p for p in phrases if len(p) >= 2})
+
+
+def is_candidate(text: str, steps: Sequence[Step]) -> bool:
+    """Whether a person's ``text`` may correct the run's ``steps`` in free words.
+
+    The rule, cheap on purpose (only candidates cost a model call): not an SOP correction in
+    the structured form (:func:`~framework.sop.reviser.parse_correction` reads one: it
+    counts as it is), not a confirmation word, and it mentions a step number ("第三步", "step
+    2"), a phrase of a step's text (split at punctuation, e.g. "配图方案"), or a correction cue:
+    应该, 漏了, 缺了, 少了, 多余, 不需要, 去掉, 删掉, 顺序, 之前, 之后, 提前, 移到, 改成, 先…再 /
+    should, missing, forgot, before, after, extra, unnecessary, remove, skip, order, instead,
+    swap, move.
+    """
+    if not steps or not text.strip() or is_confirmation(text):
+        return False
+    if any(parse_correction(line) for line in text.splitlines()):
+        return False
+    if _STEP_NUMBER.search(text) or _CUE_ZH.search(text) or _CUE_EN.search(text):
+        return True
+    folded = text.casefold()
+    return any(phrase in folded for phrase in step_phrases(steps))
+
+
+def is_confirmation(text: str) -> bool:
+    """Whether ``text`` is only confirmation words ("对", "确认", "对，确认", "yes", "OK!")."""
+    words = [w for w in _CONFIRM_SPLIT.split(text.strip().casefold()) if w]
+    return bool(words) and all(w in CONFIRMATIONS for w in words)
+
+
+class RemarkItem(BaseModel):
+    """One correction read in a remark; step numbers as the prompt lists them (1-based)."""
+
+    kind: Literal["order", "missing", "extra", "edit"] = Field(
+        description="order: a step should come before another; missing: a step should be "
+        "added; extra: a step should be removed; edit: a step should do something else"
+    )
+    step: int | None = Field(default=None, description="order/extra/edit: the step's number")
+    before: int | None = Field(
+        default=None,
+        description="order/missing: the number of the step it should come before "
+        "(missing: null for the end)",
+    )
+    speaker: str | None = Field(
+        default=None, description="missing: the employee id who does the new step"
+    )
+    do: str | None = Field(
+        default=None, description="missing: what the new step does; edit: the step's new text"
+    )
+
+
+class RemarkAnswer(BaseModel):
+    """The JSON a model answers ``read_remark.j2`` with."""
+
+    corrections: list[RemarkItem] = Field(
+        description="the corrections the remark asks for; empty when it asks for none"
+    )
+
+
+EXAMPLE = RemarkAnswer(corrections=[RemarkItem(kind="order", step=3, before=2)])
+
+
+def lenient_answer(text: str) -> RemarkAnswer | None:
+    """A bare "none" (无, 没有, null) as the answer "no correction"; anything else: None."""
+    word = text.strip().strip("\"'`.。").casefold()
+    return RemarkAnswer(corrections=[]) if word in _NONE_WORDS else None
+
+
+def answer_problem(
+    answer: RemarkAnswer, steps: Sequence[Step], employees: Iterable[str]
+) -> str | None:
+    """What makes ``answer`` unusable against ``steps`` (None: usable), said for the model."""
+    last, known = len(steps), set(employees) | {s for step in steps for s in step.speakers}
+    for n, item in enumerate(answer.corrections, start=1):
+        where = f"correction {n} ({item.kind})"
+        needs = {"order": ("step", "before"), "extra": ("step",), "edit": ("step", "do")}
+        for name in needs.get(item.kind, ("speaker", "do")):
+            if not getattr(item, name):
+                return f"{where} needs '{name}'"
+        for name in ("step", "before"):
+            value = getattr(item, name)
+            top = last + 1 if name == "before" and item.kind == "missing" else last
+            if value is not None and not 1 <= value <= top:
+                return f"{where}: {name} {value} is not a step number 1..{top}"
+        if item.kind == "order" and (item.step or 0) <= (item.before or 0):
+            return f"{where}: step {item.step} already comes before step {item.before}"
+        if item.kind == "missing" and item.speaker not in known:
+            return f"{where}: speaker '{item.speaker}' is not one of: {', '.join(sorted(known))}"
+    return None
+
+
+def to_corrections(answer: RemarkAnswer, remark: str, by: str) -> tuple[Correction, ...]:
+    """The answer's corrections, each with the remark as its detail and the person as ``by``."""
+    detail = snippet(remark, 120)
+    return tuple(
+        Correction(
+            kind=item.kind,
+            detail=detail,
+            step=item.step if item.kind != "missing" else None,
+            by=by,
+            speaker=item.speaker if item.kind == "missing" else None,
+            do=item.do.strip() if item.do and item.kind in ("missing", "edit") else None,
+            before=item.before if item.kind in ("order", "missing") else None,
+        )
+        for item in answer.corrections
+    )
+
+
+def correction_dict(c: Correction) -> dict[str, Any]:
+    """``c`` as JSON for an event's content."""
+    return {
+        "kind": c.kind,
+        "step": c.step,
+        "before": c.before,
+        "speaker": c.speaker,
+        "do": c.do,
+        "detail": c.detail,
+        "by": c.by,
+    }
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def correction_of(data: object) -> Correction | None:
+    """The correction an event's content holds (None for a shape that is not one)."""
+    if not isinstance(data, Mapping) or data.get("kind") not in get_args(CorrectionKind):
+        return None
+    kind: CorrectionKind = data["kind"]
+    return Correction(
+        kind=kind,
+        detail=str(data.get("detail") or ""),
+        step=_int(data.get("step")),
+        by=str(data.get("by") or ""),
+        speaker=_text(data.get("speaker")),
+        do=_text(data.get("do")),
+        before=_int(data.get("before")),
+    )
+
+
+def _is_remark(event: Event, status: str) -> bool:
+    c = event.content
+    return event.kind == EventKind.REMARK and isinstance(c, dict) and c.get("status") == status
+
+
+def confirmed_corrections(event: Event) -> list[Correction]:
+    """The corrections a ``confirmed`` remark event counts (none for any other event)."""
+    if not _is_remark(event, CONFIRMED):
+        return []
+    found = (correction_of(d) for d in event.content.get("corrections") or [])
+    return [c for c in found if c is not None]
+
+
+def pending_understanding(events: Sequence[Event], person: str) -> Event | None:
+    """``person``'s understood remark still waiting for their word, in ``events`` (oldest first).
+
+    It waits until that person's next message (which confirms or drops it) or a remark event
+    that settles it (``confirmed``/``dropped``); so only the latest can be pending.
+    """
+    settled: set[str] = set()
+    for event in reversed(events):
+        if event.kind == EventKind.MESSAGE and event.author == person and event.meta.get("human"):
+            return None
+        if _is_remark(event, CONFIRMED) or _is_remark(event, DROPPED):
+            settled.add(str(event.content.get("understood")))
+        elif _is_remark(event, UNDERSTOOD) and event.content.get("by") == person:
+            return None if event.id in settled else event
+    return None
+
+
+def _short(do: str) -> str:
+    return snippet(re.split(r"[：:，,。；;（(]", do, maxsplit=1)[0], 16)
+
+
+def _step_name(n: int | None, steps: Sequence[Step], english: bool) -> str:
+    if not n or not 1 <= n <= len(steps):
+        return f"step {n}" if english else f"第 {n} 步"
+    short = _short(steps[n - 1].do)
+    return f"step {n} ({short})" if english else f"第 {n} 步（{short}）"
+
+
+def describe(c: Correction, steps: Sequence[Step], english: bool) -> str:
+    """One correction in people's words ("第 3 步（配图方案）移到第 2 步之前")."""
+    step = _step_name(c.step, steps, english)
+    where_zh = f"在第 {c.before} 步之前" if c.before else "在最后"
+    where_en = f"before step {c.before}" if c.before else "at the end"
+    if c.kind == "order":
+        return (
+            f"move {step} before step {c.before}" if english else f"{step}移到第 {c.before} 步之前"
+        )
+    if c.kind == "missing":
+        if english:
+            return f"add a step {where_en}: {c.speaker} does “{c.do}”"
+        return f"{where_zh}加一步：{c.speaker} 做“{c.do}”"
+    if c.kind == "extra":
+        return f"remove {step}" if english else f"去掉{step}"
+    return f"{step} should do “{c.do}”" if english else f"{step}改为“{c.do}”"
+
+
+def understood_text(corrections: Sequence[Correction], steps: Sequence[Step], english: bool) -> str:
+    """What the room shows back: "理解为：…" / "understood as: …"."""
+    items = [describe(c, steps, english) for c in corrections]
+    return ("understood as: " + "; ".join(items)) if english else ("理解为：" + "；".join(items))
+
+
+def confirm_ask(english: bool) -> str:
+    """How to confirm or fix what was understood."""
+    if english:
+        return (
+            "reply “yes” to count it in this run; if that is not what you meant, say it again "
+            "or write it as: correction: order 3 before 2"
+        )
+    return "回复“对”确认后计入本次运行；不对的话换个说法，或按格式写：纠正: order 3 before 2"
+
+
+GRAMMAR_HINT_ZH = (
+    '按格式写才会计入：纠正: order 3 before 2 / 纠正: missing reviewer "合规自检" before 4 / '
+    '纠正: extra 3 / 纠正: edit 2 "只写提纲"'
+)
+GRAMMAR_HINT_EN = (
+    "to count it, write it in the correction form: correction: order 3 before 2 / correction: "
+    'missing reviewer "check" before 4 / correction: extra 3 / correction: edit 2 "outline only"'
+)
+
+
+def grammar_hint(english: bool) -> str:
+    """How to say a correction in the structured form (for a remark that was not read)."""
+    return GRAMMAR_HINT_EN if english else GRAMMAR_HINT_ZH

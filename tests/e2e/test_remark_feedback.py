@@ -1,0 +1,198 @@
+"""Feedback in people's words, through a real room: read, shown back, confirmed, counted.
+
+The room's first employee (pm) answers from a script, as a real model would, with the JSON
+``read_remark.j2`` asks for; the other employees are the offline simulator. The SOP pauses
+after steps 1 and 2; a remark read as a correction pauses the room until its person answers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from framework import Event, EventKind, Room, Settings, Staffroom
+from framework.models import ScriptedChatModel
+from framework.specs.model_spec import ModelSpec
+from framework.surfaces.cli.render import render_event
+
+ROOT = Path(__file__).resolve().parents[2]
+REMARK = "配图应该在写正文之前"
+ORDER = json.dumps({"corrections": [{"kind": "order", "step": 3, "before": 2}]})
+MOVE = json.dumps({"edits": [{"op": "move", "step": 3, "to": 2, "reason": "作者要求先配图"}]})
+
+
+async def drain(events: AsyncIterator[Event]) -> list[Event]:
+    return [e async for e in events]
+
+
+def shown(events: list[Event]) -> str:
+    """The transcript ``staffroom run`` / ``staffroom chat`` prints for ``events``."""
+    out = io.StringIO()
+    console = Console(file=out, width=200, color_system=None)
+    for event in events:
+        render_event(console, event)
+    return out.getvalue()
+
+
+async def open_room(settings: Settings, model: ScriptedChatModel) -> tuple[Staffroom, Room]:
+    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
+        return model if who == "pm" else None
+
+    staff = await Staffroom.open(settings=settings, model_factory=factory)
+    # tech-article@2: as @1, but it also pauses after step 1.
+    v1 = await staff.sops.store.get("tech-article", 1)
+    steps = (replace(v1.steps[0], waits_for_input=True), *v1.steps[1:])
+    await staff.sops.store.add_version(replace(v1, version=2, steps=steps, change_log=()))
+    await staff.sops.store.publish("tech-article", 2)
+    await staff.sops.store.deprecate("tech-article", 1, "test: two pauses")
+    room = await staff.room("remarks-1", "tech-article")
+    started = await drain(room.start())
+    assert started[0].content["sop"] == "tech-article@2"
+    return staff, room
+
+
+async def finish(room: Room, events: list[Event]) -> list[Event]:
+    """Say "继续" at every pause until the run closes; all the events."""
+    while not any(e.kind == EventKind.FEEDBACK for e in events):
+        events += await drain(room.post("继续", author="author"))
+    return events
+
+
+def feedback(events: list[Event]) -> dict[str, object]:
+    found: dict[str, object] = next(e for e in events if e.kind == EventKind.FEEDBACK).content
+    return found
+
+
+async def test_a_confirmed_remark_counts_and_revises_the_sop(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。", MOVE])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post(REMARK, author="author"))
+        understood = next(e for e in said if e.kind == EventKind.REMARK)
+        assert understood.content["status"] == "understood"
+        transcript = shown(said)
+        assert "◇ author: 理解为：第 3 步（配图方案）移到第 2 步之前" in transcript
+        assert "回复“对”确认" in transcript
+        # The model saw the run's steps, numbered, and the remark.
+        prompt = str(model.calls[1][0].content)
+        assert "3. designer: 配图方案" in prompt and REMARK in prompt
+        waiting = await room.status()
+        assert waiting.waiting and waiting.wait_reason == "confirm_remark"  # for the answer
+
+        rest = await finish(room, await drain(room.post("对", author="author")))
+        assert "◇ 已确认，计入本次运行：第 3 步（配图方案）移到第 2 步之前" in shown(rest)
+        assert feedback(rest)["corrections"] == 1
+        revision = next(e for e in rest if e.kind == EventKind.REVISION)
+        sop_id, version = revision.content["sop"].split("@")
+        draft = await staff.sops.store.get(sop_id, int(version))
+        assert [s.speakers[0] for s in draft.steps] == ["pm", "designer", "engineer", "pm"]
+        outcome = (await staff.sops.store.outcomes("tech-article@2"))[-1]
+        assert [(c.kind, c.step, c.before, c.by) for c in outcome.corrections] == [
+            ("order", 3, 2, "author")
+        ]
+
+
+async def test_an_unconfirmed_remark_does_not_count(settings: Settings) -> None:
+    # The person answers the understanding with something else: it is dropped, visibly.
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。"])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        await drain(room.post(REMARK, author="author"))
+        rest = await finish(room, await drain(room.post("辛苦了，继续吧", author="author")))
+        assert "◇ 未计入：第 3 步（配图方案）移到第 2 步之前（没有确认就说了别的）" in shown(rest)
+        assert feedback(rest)["corrections"] == 0
+        assert not [e for e in rest if e.kind == EventKind.REVISION]
+
+
+async def test_an_unusable_answer_is_retried_then_the_fallback_says_how_to_say_it(
+    settings: Settings,
+) -> None:
+    wrong = json.dumps({"corrections": [{"kind": "order", "step": 9, "before": 2}]})
+    model = ScriptedChatModel(replies=["提纲已写好。", "好的，我会调整。", wrong, "定稿完成。"])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post(REMARK, author="author"))
+        # The retry showed the model what was wrong with its answer.
+        retry = str(model.calls[2][-1].content)
+        assert "cannot be used: not JSON" in retry
+        fallback = next(e for e in said if e.kind == EventKind.FALLBACK)
+        assert fallback.content["what"] == "remark"
+        assert "step 9 is not a step number 1..4" in fallback.content["reason"]
+        assert "纠正: order 3 before 2" in fallback.content["reason"]
+        assert "⚠ fallback: remark → not counted" in shown(said)
+        assert not [e for e in said if e.kind == EventKind.REMARK]
+        rest = await finish(room, await drain(room.post("对", author="author")))
+        assert feedback(rest)["corrections"] == 0
+
+
+def test_the_simulator_does_not_pretend_to_read_a_remark(tmp_path: Path) -> None:
+    script = tmp_path / "s.txt"
+    script.write_text(f"{REMARK}\n", encoding="utf-8")
+    args = ["run", "tech-article", "--room", "r1", "--script", str(script)]
+    run = subprocess.run(
+        [sys.executable, "-m", "framework", *args, "--data-dir", str(tmp_path / "d")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "⚠ fallback: remark → not counted (the offline simulator does not read" in run.stdout
+    assert "纠正: order 3 before 2" in run.stdout  # how to say it so that it counts
+    assert "(corrections 0," in run.stdout
+
+
+async def test_a_remark_left_unconfirmed_when_the_run_ends_is_dropped(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post(REMARK, author="author"))
+        assert "理解为" in shown(said)
+        ended = await drain(room.post("结束会议", author="author"))  # the stop word ends the run
+        transcript = shown(ended)
+        assert transcript.index("未计入：") < transcript.index("◆ outcome")
+        assert feedback(ended)["corrections"] == 0
+
+
+async def test_a_remark_the_model_reads_as_no_correction_counts_nothing(settings: Settings) -> None:
+    none = json.dumps({"corrections": []})
+    model = ScriptedChatModel(replies=["提纲已写好。", none, "定稿完成。"])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post("正文之前的提纲我很满意", author="author"))
+        remark = next(e for e in said if e.kind == EventKind.REMARK)
+        assert remark.content["status"] == "none"
+        assert "◇ 没有读出对 SOP 步骤的纠正" in shown(said)
+        rest = await finish(
+            room, await drain(room.post("对", author="author"))
+        )  # nothing to confirm
+        assert not [e for e in rest if e.kind == EventKind.REMARK]
+        assert feedback(rest)["corrections"] == 0
+
+
+async def test_a_remark_after_the_run_closed_counts_for_that_run(settings: Settings) -> None:
+    # The run closes with no word from the author; the remark comes afterwards.
+    nothing = json.dumps({"edits": []})
+    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。", nothing, ORDER, MOVE])
+
+    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
+        return model if who == "pm" else None
+
+    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
+        room = await staff.room("remarks-late", "tech-article")
+        await finish(room, await drain(room.start()))
+        said = await drain(room.post(REMARK, author="author"))
+        assert "理解为：第 3 步（配图方案）移到第 2 步之前" in shown(said)
+        confirmed = await drain(room.post("对", author="author"))
+        late = next(e for e in confirmed if e.kind == EventKind.FEEDBACK)
+        assert late.content["late"] is True and late.content["corrections"] == 1
+        outcome = (await staff.sops.store.outcomes("tech-article@1"))[-1]
+        assert [(c.kind, c.step, c.before) for c in outcome.corrections] == [("order", 3, 2)]
