@@ -146,6 +146,8 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     run starts. The run's stored outcome is amended (corrections deduplicated, success
     recomputed with the new score) and the SOP revised again, as at the close.
     """
+    if deps.plan.sop is None:
+        return  # a DM or a room without an SOP: no run to amend, and no log to read back
     events = deps.log.tail_until(lambda e: e.kind == EventKind.PLAN and bool(e.meta.get("entry")))
     if not events or events[0].kind != EventKind.PLAN:
         return
