@@ -19,6 +19,7 @@ from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
 from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
+from framework.sop.model import Outcome
 from framework.sop.model_reviser import Proposal, Reviser, model_reviser, recorded, rule_reviser
 from framework.sop.outcomes import (
     SUCCESS_AT,
@@ -98,7 +99,10 @@ async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], r
     done_id = f"{epoch}-feedback"
     if not sop_ref or deps.log.has(done_id):
         return
-    events = run_events(deps.log, f"{epoch}-entry")
+    # Without what an earlier, crashed close wrote: the outcome (and its ``at``) must be the
+    # same on a retry, or the store keeps the run twice.
+    ours = {f"{epoch}-revision", f"{epoch}-conflicts", f"{epoch}-fallback-sop"}
+    events = [e for e in run_events(deps.log, f"{epoch}-entry") if e.id not in ours]
     outcome = run_outcome(
         events, sop_ref=sop_ref, session=str(deps.key), reason=reason, workspace=deps.workspace.root
     )
@@ -165,11 +169,7 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
         return
     if not within_window(done.ts, settings.sop_feedback_window):
         return
-    late = [
-        e
-        for e in events[closed + 1 :]
-        if e.kind != EventKind.MESSAGE or (e.meta.get("human") and e.author in people)
-    ]
+    late = [e for e in events[closed + 1 :] if _from(e, people)]
     said = run_corrections(late)
     scores = [stated_score(e.text) for e in late if e.kind == EventKind.MESSAGE]
     score = next((s for s in reversed(scores) if s is not None), None)
@@ -191,8 +191,11 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     # A run nobody spoke in has no user yet: the person judging it afterwards is its user.
     user = original.user or str(message.get("author"))
     amended = dc_replace(original, corrections=corrections, score=score, success=success, user=user)
-    if amended == original:
-        return  # this feedback was already counted (a redelivered message)
+    prefix = f"{epoch}-late-{message['id']}"
+    if deps.log.has(f"{prefix}-feedback"):
+        return  # this message was counted already (a redelivery)
+    if amended == original and _reported(events[closed + 1 :], amended):
+        return  # nothing new since the last late feedback was reported
     proposals: list[Proposal] = []
     revision = await deps.sops.amend_run(
         amended,
@@ -202,7 +205,6 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
         reviser=_reviser(deps, proposals),
         threshold=settings.sop_revision_threshold,
     )
-    prefix = f"{epoch}-late-{message['id']}"
     _report(deps, sink, proposals, revision, prefix=prefix, sop_ref=sop_ref, run=done.id)
     measured = {
         "sop": sop_ref,
@@ -214,6 +216,28 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     }
     sink.emit(
         EventKind.FEEDBACK, "system", measured, id=f"{prefix}-feedback", meta={"sop": sop_ref}
+    )
+
+
+def _from(event: Event, people: set[str]) -> bool:
+    """A person's message, or a remark event, of one of the run's ``people``."""
+    if event.kind == EventKind.MESSAGE:
+        return bool(event.meta.get("human")) and event.author in people
+    if event.kind == EventKind.REMARK and isinstance(event.content, dict):
+        return str(event.content.get("by")) in people
+    return False
+
+
+def _reported(events: list[Event], outcome: Outcome) -> bool:
+    """Whether a late ``feedback`` event already reported ``outcome`` (a crash after the store
+    was amended but before the revision leaves none, and the revision is then made again)."""
+    return any(
+        e.kind == EventKind.FEEDBACK
+        and isinstance(e.content, dict)
+        and e.content.get("late")
+        and e.content.get("corrections") == len(outcome.corrections)
+        and e.content.get("score") == outcome.score
+        for e in events
     )
 
 

@@ -122,6 +122,11 @@ async def read_remark(call: HookCall) -> None:
         return
     events, steps = run
     mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
+    closed = next((e for e in events if e.kind == EventKind.FEEDBACK), None)
+    if closed is not None and isinstance(closed.content, dict):
+        people = closed.content.get("people") or deps.plan.humans
+        if person not in people:
+            return  # after the close only the run's people may still correct it
     at = next((i for i, e in enumerate(events) if e.id == mid), len(events))
     pending = pending_understanding(events[:at], person)
     if pending is not None:

@@ -119,7 +119,7 @@ def _named(steps: Sequence[Step], c: Correction) -> Step | None:
         return hits[0] if hits else None
     if c.speaker:
         mine = [i for i, s in enumerate(steps) if c.speaker in s.speakers]
-        after = [i for i in mine if c.before is None or i >= c.before - 1]
+        after = [i for i in mine if c.before is None or i > c.before - 1]
         return steps[(after or mine)[0]] if mine else None
     return None
 
@@ -196,24 +196,20 @@ def weigh(
     (its numbers cannot be read). An outcome with no ref is read against ``current_ref``.
     """
     asked: list[tuple[int, str, Claim]] = []
-    latest: dict[tuple[str, tuple[str, ...]], int] = {}  # (person, question) -> last run
     for n, outcome in enumerate(outcomes):
         steps = steps_of.get(outcome.sop_ref or current_ref)
         if steps is None:
             continue
         for c in outcome.corrections:
             claim = resolve(c, steps)
-            if claim is None:
-                continue
-            who = c.by or outcome.user
-            asked.append((n, who, claim))
-            latest[(who, claim.question)] = n
+            if claim is not None:
+                asked.append((n, c.by or outcome.user, claim))
     table: dict[tuple[str, ...], Weighed] = {}
     baseline: dict[tuple[str, ...], Sequence[Step]] = {}  # question -> steps when first asked
-    for n, who, claim in asked:
+    for i, (n, who, claim) in enumerate(asked):
         baseline.setdefault(claim.question, steps_of[outcomes[n].sop_ref or current_ref])
-        if who and latest[(who, claim.question)] != n:
-            continue  # this person asked again later: their later request stands
+        if who and any(w == who and _same_say(claim, c) for _, w, c in asked[i + 1 :]):
+            continue  # this person said it again later (even in the same run): that stands
         entry = table.setdefault(claim.identity, Weighed(claim, n))
         entry.runs.add(n)
         if who:
@@ -226,6 +222,12 @@ def weigh(
         if entry.claim.kind == "drop":
             entry.relying = _relying(entry.claim.subject, outcomes, steps_of, current_ref)
     return sorted(table.values(), key=lambda w: w.first)
+
+
+def _same_say(a: Claim, b: Claim) -> bool:
+    """Whether ``b`` answers what ``a`` asked (so a person's later ``b`` replaces ``a``): the
+    same question, or two rewordings of the same step."""
+    return a.question == b.question or (a.kind == b.kind == "edit" and a.subject == b.subject)
 
 
 def _holds(claim: Claim, steps: Sequence[Step]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from framework.sop.claims import Weighed, step_key, weigh
 from framework.sop.edits import EditOp, describe
@@ -110,6 +110,13 @@ class _Planner:
             if verdict in ("accepted", "restore"):
                 accepted.append(w)
         accepted.sort(key=lambda w: w.first)  # moves apply in the order asked
+        # A step reworded since a request named it is the same step under its new text.
+        reworded = {
+            w.claim.subject: step_key(w.claim.step)
+            for w in weighed
+            if w.claim.kind == "edit" and w.claim.step is not None
+        }
+        accepted = [w for w in (self._follow(w, reworded) for w in accepted) if w is not None]
         edits = self._edits([w for w in accepted if w.claim.kind == "edit"])
         removes = self._removes([w for w in accepted if w.claim.kind == "drop"], edits)
         ops = [EditOp("edit", i, step=s, reason=r) for i, (s, r) in sorted(edits.items())]
@@ -125,6 +132,27 @@ class _Planner:
             if w.claim.kind == "add" and w.claim.step is not None:
                 ops += self._add(work, renamed, removes, w)
         return RevisionPlan(ops, self.conflicts)
+
+    def _now(self, key: str, reworded: dict[str, str]) -> str:
+        seen: set[str] = set()
+        while key and key not in self.keys and key in reworded and key not in seen:
+            seen.add(key)
+            key = reworded[key]
+        return key
+
+    def _follow(self, w: Weighed, reworded: dict[str, str]) -> Weighed | None:
+        """``w`` about the steps as they are now named; None for an addition of a step that
+        is already here under a newer wording."""
+        c = w.claim
+        if c.kind == "add" and self._now(c.subject, reworded) in self.keys:
+            return None
+        done = c.step is not None and self._now(c.subject, reworded) == step_key(c.step)
+        if c.kind == "edit" and done:
+            return None  # reworded so already
+        anchor = self._now(c.anchor, reworded) if c.anchor else ""
+        subject = c.subject if c.kind == "add" else self._now(c.subject, reworded)
+        moved = replace(c, subject=subject, anchor=anchor)
+        return w if moved == c else replace(w, claim=moved)
 
     def _edits(self, asks: list[Weighed]) -> dict[int, tuple[Step, str]]:
         # Rewordings of one step compete: the most asked wins; a tie is a conflict.

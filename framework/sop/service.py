@@ -308,7 +308,16 @@ class SopService:
                 return Revision(current, [], False, proposal.by, conflicts=proposal.conflicts)
             return None
         steps = apply_edits(current.steps, ops)
-        existing = [v for v in await self.store.versions(sop_id) if v.status != Status.DEPRECATED]
+        versions = await self.store.versions(sop_id)
+        retired = next(
+            (v for v in versions if v.status == Status.DEPRECATED and v.steps == steps), None
+        )
+        if retired is not None:
+            # A rolled-back or retired version is not brought back by the requests that made it.
+            why = retired.change_log[-1].why if retired.change_log else "deprecated"
+            note = f"not proposed again: the runs ask for the steps of {retired.ref} ({why})"
+            return Revision(current, [], False, proposal.by, conflicts=[*proposal.conflicts, note])
+        existing = [v for v in versions if v.status != Status.DEPRECATED]
         same = next((v for v in existing if v.steps == steps), None)
         if same is not None and same.ref == current.ref:
             return Revision(current, [], False, proposal.by, conflicts=proposal.conflicts)

@@ -196,3 +196,19 @@ async def test_a_remark_after_the_run_closed_counts_for_that_run(settings: Setti
         assert late.content["late"] is True and late.content["corrections"] == 1
         outcome = (await staff.sops.store.outcomes("tech-article@1"))[-1]
         assert [(c.kind, c.step, c.before) for c in outcome.corrections] == [("order", 3, 2)]
+
+
+async def test_after_the_close_only_the_runs_people_are_read(settings: Settings) -> None:
+    nothing = json.dumps({"edits": []})
+    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。", nothing])
+
+    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
+        return model if who == "pm" else None
+
+    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
+        room = await staff.room("remarks-outsider", "tech-article")
+        await finish(room, await drain(room.start()))
+        calls = len(model.calls)
+        said = await drain(room.post(REMARK, author="mallory"))  # took no part in the run
+        assert not [e for e in said if e.kind in (EventKind.REMARK, EventKind.FEEDBACK)]
+        assert len(model.calls) == calls, "nobody's model was asked to read it"

@@ -81,3 +81,18 @@ async def test_asking_for_an_existing_versions_steps_reselects_it(staff: Staffro
     assert v2.status == "deprecated" and "steps of tech-article@1 again" in v2.change_log[-1].why
     nxt = await staff.room("back-3", scenario)
     assert (await drain(nxt.start()))[0].content["sop"] == "tech-article@1"
+
+
+async def test_a_rolled_back_version_is_not_proposed_again(staff: Staffroom) -> None:
+    scenario = staff.catalog.scenario("tech-article").model_copy(deep=True)
+    scenario.settings.sop_auto_publish = True
+    scenario.settings.sop_trial_share = 0.0
+    room = await closed_run(staff, "retired-1", scenario)
+    await drain(room.post(CORRECTION, author="author"))  # v2 published
+    await staff.sops.store.deprecate("tech-article", 2, "did worse in a trial", by="trial")
+    # The next run on v1 carries the same request: it does not bring v2 back as v3.
+    room = await closed_run(staff, "retired-2", scenario)
+    events = await drain(room.post(CORRECTION, author="author"))
+    noted = next(e for e in events if e.kind == EventKind.REVISION)
+    assert "not proposed again" in noted.content["conflicts"][-1]
+    assert [v.version for v in await staff.sops.store.versions("tech-article")] == [1, 2]

@@ -259,3 +259,39 @@ def test_the_threshold_needs_that_many_runs() -> None:
     ask = Correction("order", "", step=4, before=2)
     assert plan_revision(V1, [run(ask)], threshold=2).ops == []
     assert len(plan_revision(V1, [run(ask), run(ask, n=1)], threshold=2).ops) == 1
+
+
+# Found in review: requests follow a step through its rewordings; a person's later say wins
+# even within one run; a speaker's step is the one out of place, not the anchor.
+
+
+def test_an_added_step_reworded_later_is_not_added_again() -> None:
+    add = Correction("missing", "", speaker="reviewer", do="合规自检", by="alice")
+    _, v2_steps = revise(V1, run(add))
+    v2 = SopVersion("tech-article", 2, V1.goal, V1.scope, v2_steps)
+    reword = Correction("edit", "", step=v2_steps.index(Step(("reviewer",), "合规自检")) + 1,
+                        do="合规与事实自检", by="bob")  # fmt: skip
+    steps_of = {V1.ref: V1.steps, v2.ref: v2.steps}
+    runs = [run(add), run(reword, ref=v2.ref, n=1)]
+    v3_steps = apply_edits(v2.steps, plan_revision(v2, runs, steps_of=steps_of).ops)
+    v3 = SopVersion("tech-article", 3, V1.goal, V1.scope, v3_steps)
+    steps_of[v3.ref] = v3.steps
+    # A clean run on v3: nothing is asked that v3 does not already do.
+    assert plan_revision(v3, [*runs, run(ref=v3.ref, n=2)], steps_of=steps_of).ops == []
+
+
+def test_a_persons_last_say_in_one_run_stands() -> None:
+    first = Correction("order", "", step=4, before=2, by="alice")
+    then = Correction("order", "", step=2, before=4, by="alice")  # changed her mind
+    assert plan_revision(V1, [run(first, then)]).conflicts == []
+    two_wordings = (Correction("edit", "", step=2, do="写短稿", by="alice"),
+                    Correction("edit", "", step=2, do="写长稿", by="alice"))  # fmt: skip
+    plan = plan_revision(V1, [run(*two_wordings)])
+    assert plan.conflicts == [] and [o.step.do for o in plan.ops if o.step] == ["写长稿"]
+
+
+def test_a_speaker_named_at_its_own_anchor_means_its_later_step() -> None:
+    steps = (TOPIC, DRAFT, REVIEW, Step(("writer",), "改稿"))
+    version = SopVersion("s", 1, "g", "global", steps)
+    _, moved = revise(version, run(Correction("order", "", speaker="writer", before=2), ref="s@1"))
+    assert moved == (TOPIC, Step(("writer",), "改稿"), DRAFT, REVIEW)
