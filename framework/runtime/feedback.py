@@ -92,6 +92,24 @@ def _report(
     sink.emit(EventKind.REVISION, "system", proposed, id=f"{prefix}-revision", meta=meta)
 
 
+async def _record(
+    deps: RoomDeps, sink: EventSink, outcome: Outcome, *, prefix: str, run: str, amend: bool
+) -> None:
+    """Store (or amend) a run's outcome, revise by the scenario's policy, report both."""
+    settings = deps.plan.settings
+    proposals: list[Proposal] = []
+    revision = await deps.sops.record_run(
+        outcome,
+        feedback=settings.sop_feedback,
+        auto_publish=settings.sop_auto_publish,
+        reviewers=settings.sop_reviewers,
+        reviser=_reviser(deps, proposals),
+        threshold=settings.sop_revision_threshold,
+        amend=amend,
+    )
+    _report(deps, sink, proposals, revision, prefix=prefix, sop_ref=outcome.sop_ref, run=run)
+
+
 async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], reason: str) -> None:
     """Record the run's outcome (once) and, by the scenario's policy, propose the next version."""
     sop_ref = state.get("sop")
@@ -107,16 +125,7 @@ async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], r
         events, sop_ref=sop_ref, session=str(deps.key), reason=reason, workspace=deps.workspace.root
     )
     settings = deps.plan.settings
-    proposals: list[Proposal] = []
-    revision = await deps.sops.record_run(
-        outcome,
-        feedback=settings.sop_feedback,
-        auto_publish=settings.sop_auto_publish,
-        reviewers=settings.sop_reviewers,
-        reviser=_reviser(deps, proposals),
-        threshold=settings.sop_revision_threshold,
-    )
-    _report(deps, sink, proposals, revision, prefix=epoch, sop_ref=sop_ref, run=done_id)
+    await _record(deps, sink, outcome, prefix=epoch, run=done_id, amend=False)
     # A trial with enough runs on both sides is judged now, not at the next room's entry.
     policy = TrialPolicy(settings.sop_trial_share, settings.sop_trial_runs)
     if policy.share > 0:
@@ -196,16 +205,7 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
         return  # this message was counted already (a redelivery)
     if amended == original and _reported(events[closed + 1 :], amended):
         return  # nothing new since the last late feedback was reported
-    proposals: list[Proposal] = []
-    revision = await deps.sops.amend_run(
-        amended,
-        feedback=settings.sop_feedback,
-        auto_publish=settings.sop_auto_publish,
-        reviewers=settings.sop_reviewers,
-        reviser=_reviser(deps, proposals),
-        threshold=settings.sop_revision_threshold,
-    )
-    _report(deps, sink, proposals, revision, prefix=prefix, sop_ref=sop_ref, run=done.id)
+    await _record(deps, sink, amended, prefix=prefix, run=done.id, amend=True)
     measured = {
         "sop": sop_ref,
         "success": amended.success,

@@ -212,30 +212,12 @@ class SopService:
         reviewers: Sequence[str] = (),
         reviser: Reviser = rule_reviser,
         threshold: int = 1,
+        amend: bool = False,
     ) -> Revision | None:
-        """Store a run's outcome against its version and, with ``feedback``, propose the next.
-
-        See :meth:`revise` for the proposal.
-        """
-        await self.store.record_outcome(outcome)
-        return await self._after_outcome(
-            outcome, feedback, auto_publish, reviewers, reviser, threshold
-        )
-
-    async def amend_run(
-        self,
-        outcome: Outcome,
-        *,
-        feedback: bool = True,
-        auto_publish: bool = False,
-        reviewers: Sequence[str] = (),
-        reviser: Reviser = rule_reviser,
-        threshold: int = 1,
-    ) -> Revision | None:
-        """Replace a recorded run's outcome (same ref, session and ``at``) with ``outcome``,
-        say with feedback that came after the run closed, and propose again (see
-        :meth:`revise`)."""
-        await self.store.amend_outcome(outcome)
+        """Store a run's outcome against its version and, with ``feedback``, propose the next
+        (see :meth:`revise`). With ``amend`` the stored outcome of the same run (ref, session
+        and ``at``) is replaced: feedback that came after the run closed."""
+        await self.store.record_outcome(outcome, amend=amend)
         return await self._after_outcome(
             outcome, feedback, auto_publish, reviewers, reviser, threshold
         )

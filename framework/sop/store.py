@@ -301,10 +301,6 @@ class SopStore(StoreBase):
             sql += f" ON CONFLICT (sop_ref, session, at) DO UPDATE SET {changed}"
         await self._write_one(sql, row)
 
-    async def amend_outcome(self, outcome: Outcome) -> None:
-        """Replace the stored outcome of the same run (ref, session, ``at``) with ``outcome``."""
-        await self.record_outcome(outcome, amend=True)
-
     async def record_replacement(self, old_ref: str, new_ref: str) -> None:
         """Note that ``new_ref`` was made to replace ``old_ref`` (counted once per pair)."""
         await self._require_ref(old_ref)
