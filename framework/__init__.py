@@ -35,7 +35,8 @@ from framework.runtime.builtins import default_extensions
 from framework.runtime.extensions import Extensions
 from framework.runtime.hooks import Hook, HookCall, HookPoint, Reply, RunEnd, SessionEnd
 from framework.runtime.recovery import RebuildError
-from framework.runtime.room import RebuildReport, Room, RoomStatus
+from framework.runtime.room import Room
+from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.room_tools import ToolBuilder, ToolScope
 from framework.sessions.events import Event, EventKind
 from framework.sessions.workspace import Workspace

@@ -7,6 +7,7 @@ and nowhere else; stores, the doctor and the CLI ask :class:`DataFolder` for pat
     ├── stores.json                         which stores this folder has had (see below)
     ├── checkpoints.sqlite                  where every room stands (LangGraph checkpoints)
     ├── sops.sqlite                         every SOP version, its metrics, outcomes and drafts
+    ├── ingest.sqlite                       accepted message ids per session (the server's)
     ├── sessions/
     │   ├── room:launch-42.jsonl            a session's history, one event per line
     │   ├── room:launch-42.jsonl.torn       unfinished lines moved aside (jsonl_log.py, rare)
@@ -47,6 +48,7 @@ from framework.names import check_name, is_name
 MANIFEST = "stores.json"
 CHECKPOINTS = "checkpoints.sqlite"
 SOPS = "sops.sqlite"
+INGEST = "ingest.sqlite"
 SESSIONS = "sessions"
 LOG_SUFFIX = ".jsonl"
 WORKSPACES = "workspaces"
@@ -109,6 +111,11 @@ class DataFolder:
     def sops(self) -> Path:
         """``sops.sqlite``: the SOP store."""
         return self.root / SOPS
+
+    @property
+    def ingest(self) -> Path:
+        """``ingest.sqlite``: message ids the gateway accepted, with their first result."""
+        return self.root / INGEST
 
     def store(self, name: str) -> Path:
         """The store file ``name`` (:data:`CHECKPOINTS` or :data:`SOPS`)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
@@ -34,6 +34,14 @@ class RoomModels:
         return self.profiles[employee].label
 
 
+@dataclass(slots=True)
+class RunControl:
+    """Requests to a running room from outside its run (the one mutable part of its deps)."""
+
+    interrupt: bool = False
+    """Stop the run at its next safe point, between turns (see ``Room.interrupt``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RoomDeps:
     """A room's collaborators: its plan, history, workspace, tools, models and hooks."""
@@ -50,6 +58,7 @@ class RoomDeps:
     settings: Settings
     memory: MemoryStore
     sops: SopService
+    control: RunControl = field(default_factory=RunControl)
 
     def sink(self) -> EventSink:
         """An event sink for this session that streams nowhere (bind a node's writer to it)."""

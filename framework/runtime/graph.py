@@ -104,7 +104,17 @@ async def _finish(
 
 
 async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
-    """Pick the next speaker, wait, or end."""
+    """Pick the next speaker, wait, or end (or pause for a newer message: double texting)."""
+    control = runtime.context.control
+    if control.interrupt and not state.get("inbox"):
+        control.interrupt = False
+        queue, phase = list(state["queue"]), state["phase"]
+        if queue or phase != "open":
+            return _interrupted(phase, queue, {"inbox": []})
+    return await _route(state, runtime)
+
+
+async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     deps, sink = runtime.context, _sink(runtime)
     settings = deps.plan.settings
     phase, queue, deferred = state["phase"], list(state["queue"]), list(state["deferred"])
@@ -172,6 +182,15 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     return Command(goto=END, update=update)
 
 
+def _interrupted(phase: str, queue: list[Pick], update: dict[str, Any]) -> Command[Any]:
+    """Pause between turns for a newer message (double texting: interrupt). Picks that
+    answered the older message go; SOP steps (and deferred mentions) stay where they are."""
+    keep = phase != "open"
+    dropped = [] if keep else [p["employee"] for p in queue]
+    update.update(queue=queue if keep else [], interrupted=True, dropped=dropped)
+    return Command(goto="human", update=update)
+
+
 def _awaits_confirmation(deps: RoomDeps, message_id: str) -> bool:
     """Whether the message's remark was read as corrections the person must now confirm."""
     last = deps.log.tail(1)
@@ -223,6 +242,8 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     last = deps.log.tail(1)
     if not error and last and last[0].kind == EventKind.REMARK:
         reason = "confirm_remark"  # route paused for the person to confirm how it read them
+    if state.get("interrupted"):
+        reason = "interrupted"
     steps, done = state["steps"], state["step"]
     payload = {
         "waiting_for": deps.plan.humans,
@@ -231,6 +252,8 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     }
     if isinstance(error, str):
         payload["error"] = error
+    if state.get("interrupted"):
+        payload["dropped"] = state.get("dropped") or []
     _sink(runtime).emit(
         EventKind.WAIT,
         "system",
@@ -241,8 +264,9 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     message = interrupt(payload)
     if isinstance(message, dict) and message.get("retry"):
         # Room.retry(): try the failed step again without anyone's message.
-        return Command(goto="route", update={"inbox": [], "last_error": None})
-    return Command(goto="route", update={"inbox": [message], "last_error": None})
+        return Command(goto="route", update={"inbox": [], "last_error": None, "interrupted": False})
+    update = {"inbox": [message], "last_error": None, "interrupted": False}
+    return Command(goto="route", update=update)
 
 
 def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> RoomGraph:

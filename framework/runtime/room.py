@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,46 +33,12 @@ from framework.runtime.deps import RoomDeps
 from framework.runtime.graph import RoomGraph
 from framework.runtime.hooks import HookCall, HookPoint
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
+from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.session_end import end_session, is_idle
 from framework.sessions.events import Event, EventKind, make_event
+from framework.sessions.follow import follow_log
 from framework.sessions.workspace import Workspace
 from framework.specs.scenario import ScenarioSettings
-
-
-@dataclass(frozen=True, slots=True)
-class RoomStatus:
-    """Where a room stands between runs."""
-
-    entered: bool
-    phase: str | None
-    """``sop`` while following its SOP, ``open`` after it (free chat), None before entry."""
-    waiting: bool
-    """True when the room is paused for human input."""
-    waiting_for: list[str]
-    step: int
-    steps_total: int
-    turns: int
-    sop: str | None
-    stop_reason: str | None
-    wait_reason: str | None = None
-    """Why it waits: ``waits_for_input`` (a step asks people) or ``model_error``."""
-    error: str | None = None
-    """With ``model_error``: what failed and what to check (then :meth:`Room.retry`)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RebuildReport:
-    """What :meth:`Room.rebuild` found and did."""
-
-    room: str
-    problem: str | None
-    """What was wrong before (None: checkpoint and log agreed; rebuilt anyway)."""
-    resumed_at: str
-    """``human`` (waits for people), ``route`` (its run goes on at the next start),
-    ``end`` (idle, free chat) or ``reset`` (no entry in the log: it enters afresh)."""
-    from_event: str | None
-    unrouted: list[str]
-    """Human messages stored after that pause but never answered: post them again."""
 
 
 class Room:
@@ -179,13 +144,33 @@ class Room:
                 yield event
         self._in_background()
 
+    def subscribe(self, after: str | None = None) -> AsyncIterator[Event]:
+        """Every event of this session after the one with id ``after`` (None: from the
+        start), then each new one as it is appended, by this process or any other, until the
+        caller stops. What ``staffroom watch``, the server's streams and webhooks read."""
+        return follow_log(self._deps.log.path, after=after)
+
+    def interrupt(self) -> None:
+        """Ask the run under way to stop at its next safe point, between two turns (a reply
+        is never cut off): the room pauses with ``wait_reason`` ``interrupted`` and the next
+        posted message goes on from there. Picks that answered the older message are dropped
+        in free chat; SOP steps stay where they are. A room not running ignores it."""
+        if self._local_lock.locked():
+            self._deps.control.interrupt = True
+
     async def post(
-        self, text: str, *, author: str | None = None, message_id: str | None = None
+        self,
+        text: str,
+        *,
+        author: str | None = None,
+        message_id: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """Post a human message and yield it and every event it causes, as they happen.
 
         ``message_id`` lets a chat-bot platform's own id make redelivery harmless: a message
-        whose id is already in the history is not stored or answered again.
+        whose id is already in the history is not stored or answered again (however long
+        ago it came). ``meta`` is kept on the message's event (e.g. the ids it merges).
         """
         humans = self._deps.plan.humans
         who = check_name(humans[0] if author is None else author, field="author")
@@ -194,15 +179,15 @@ class Room:
                 "a message needs some text", field="text", fix="post a non-empty message"
             )
         async with self._running():
+            self._deps.control.interrupt = False  # asked of an earlier run, which has ended
             await self._checked()  # before storing: a message must not land in a broken room
             log = self._deps.log
             if message_id is None or not log.has(message_id):
                 # After a long silence the session has ended: close it before this message.
                 for ended in await self._end_if_idle():
                     yield ended
-            event = make_event(
-                self.key, EventKind.MESSAGE, who, text, id=message_id, meta={"human": True}
-            )
+            extra = {"human": True, **(meta or {})}
+            event = make_event(self.key, EventKind.MESSAGE, who, text, id=message_id, meta=extra)
             if log.append(event):
                 log.sync()
                 yield event
@@ -275,7 +260,13 @@ class Room:
 
     async def _already_routed(self, message_id: str) -> bool:
         snap = await self._graph.aget_state(self._config)
-        return message_id in (snap.values or {}).get("consumed", [])
+        if message_id in (snap.values or {}).get("consumed", []):
+            return True
+        # The checkpoint keeps only recent ids; the log keeps order for good. The message is
+        # stored and driven under one lock, so anything logged after it means it was routed
+        # (only a crash between the two leaves it last, unrouted: then it is driven now).
+        last = self._deps.log.tail(1)
+        return bool(last) and last[0].id != message_id
 
     async def rebuild(self) -> RebuildReport:
         """Put the room's checkpoint back in line with its log (after either was lost).

@@ -105,6 +105,10 @@ class RoomState(TypedDict, total=False):
     lanes: Annotated[list[dict[str, Any]], merge_lanes]
     """Results of the lanes of a parallel step, joined by the ``join`` node."""
     stop_reason: str | None
+    interrupted: bool
+    """The run was stopped between turns for a newer message (the pause says so)."""
+    dropped: list[str]
+    """Who would have spoken next in the stopped run (free chat only; SOP steps stay)."""
 
 
 def entry_state(

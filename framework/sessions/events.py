@@ -85,6 +85,10 @@ class Event:
 
     def to_json(self) -> str:
         """Serialise to one JSON line (no newline), ``id`` first."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as plain JSON data (what a log line, an HTTP body or a stream holds)."""
         data: dict[str, Any] = {
             "id": self.id,
             "ts": self.ts,
@@ -97,7 +101,7 @@ class Event:
             data["text_offsets"] = self.text_offsets
         if self.meta:
             data["meta"] = self.meta
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Event:

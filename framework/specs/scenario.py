@@ -172,6 +172,22 @@ class ScenarioSettings(BaseModel):
         description="seconds after a run closed during which its people's corrections and score "
         "still count for that run (0: only during the run)",
     )
+    double_texting: Literal["enqueue", "reject", "interrupt", "coalesce"] = Field(
+        default="enqueue",
+        description="what a message arriving while the room is answering does (server and "
+        "chat adapters): enqueue (waits its turn), reject (409 with the room's state), "
+        "interrupt (the run stops between turns and takes it), coalesce (one person's "
+        "messages within coalesce_window become one turn)",
+        examples=["enqueue"],
+    )
+    coalesce_window: float = Field(
+        default=2.0,
+        ge=0.0,
+        le=60.0,
+        description="seconds a message waits for more from the same person (double_texting: "
+        "coalesce)",
+        examples=[2.0],
+    )
 
     @field_validator("stop_words")
     @classmethod

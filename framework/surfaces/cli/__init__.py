@@ -117,11 +117,15 @@ def history(
         int | None, typer.Option("--last", min=1, help="Only the last N events.")
     ] = None,
     raw: Annotated[bool, typer.Option("--json", help="Print the raw JSONL lines.")] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Then print new events as they come (Ctrl-C).")
+    ] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """Print a session's history."""
+    """Print a session's history (``--follow``: and watch it live)."""
     settings = _settings(data_dir, None)
-    raise typer.Exit(asyncio.run(run_cmds.show_history(settings, session, last, raw, console)))
+    shown = run_cmds.show_history(settings, session, last, raw, console, follow)
+    raise typer.Exit(asyncio.run(shown))
 
 
 @app.command()

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from framework.runtime.room import Room
 from framework.sessions.events import EventKind
+from framework.sessions.follow import follow_log
 from framework.sessions.keys import SessionKey
 from framework.settings import Settings
 from framework.sop.outcomes import TURN_FAILURES
@@ -220,9 +221,17 @@ async def close_session(settings: Settings, session: str, console: Console) -> i
 
 
 async def show_history(
-    settings: Settings, session: str, last: int | None, raw: bool, console: Console
+    settings: Settings,
+    session: str,
+    last: int | None,
+    raw: bool,
+    console: Console,
+    follow: bool = False,
 ) -> int:
-    """Print a session's events; report unreadable lines (file and line) without losing them."""
+    """Print a session's events; report unreadable lines (file and line) without losing them.
+
+    ``follow``: then print each new event as any process appends it, until interrupted (the
+    follower ``Room.subscribe`` and the server's streams use)."""
     key = SessionKey.parse(session)
     async with await Staffroom.admin(settings=settings) as admin:
         store = admin.sessions
@@ -240,6 +249,14 @@ async def show_history(
                 render_event(console, event)
         for problem in log.problems:
             console.print(f"[yellow]warning: {problem}[/]")
+        if follow:
+            newest = log.tail(1)
+            async for event in follow_log(log.path, after=newest[0].id if newest else None):
+                if raw:
+                    sys.stdout.write(event.to_json() + "\n")
+                    sys.stdout.flush()
+                else:
+                    render_event(console, event)
         return 0
 
 

@@ -1,0 +1,293 @@
+"""Rooms and DMs for long-running surfaces: the HTTP server and the chat-platform adapters.
+
+The gateway adds what a room inside a chat bot needs on top of :class:`Room`:
+
+- exactly-once ingestion: a message's platform id (or an ``Idempotency-Key``) is remembered
+  per session in the ingest ledger (``ingest.sqlite``), so a redelivery, even days later or
+  after a restart, returns the first delivery's result and changes nothing;
+- double texting: a message arriving while the room answers is handled by the scenario's
+  ``double_texting`` policy (enqueue, reject, interrupt, coalesce) in the session's lane;
+- a durable queue: an accepted message is in the ledger before it runs, so one a crash cut
+  off runs when the gateway opens again;
+- listeners (webhooks, adapters) get every event the gateway's runs produce, in the
+  background: a slow receiver never delays a room.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from framework.data_folder import DataFolder
+from framework.errors import InputError
+from framework.names import check_name
+from framework.runtime.room import Room
+from framework.serving.lanes import Item, Lane
+from framework.serving.ledger import IngestLedger
+from framework.serving.results import PostResult, SessionState
+from framework.sessions.events import Event, new_event_id
+from framework.sessions.keys import SessionKey
+from framework.staffroom import Staffroom
+
+log = logging.getLogger("staffroom.gateway")
+
+Listener = Callable[[str, Event], Awaitable[None]]
+
+LISTENER_QUEUE = 10_000
+"""Events held for listeners; past this a slow listener loses events (logged), rooms go on."""
+
+DUPLICATE_WAIT = 120.0
+"""Seconds a redelivery of a message another process is still running waits for its result."""
+
+
+class Gateway:
+    """Rooms and DMs for the server and the adapters (one per process and data folder)."""
+
+    def __init__(self, staff: Staffroom, ledger: IngestLedger) -> None:
+        self.staff = staff
+        self.ledger = ledger
+        self._lanes: dict[str, Lane] = {}
+        self._listeners: list[Listener] = []
+        self._outbox: asyncio.Queue[tuple[str, Event]] = asyncio.Queue(LISTENER_QUEUE)
+        self._dispatcher: asyncio.Task[None] | None = None
+        self.dropped_events = 0
+        """Events no listener got because the listener queue was full."""
+
+    @classmethod
+    async def open(cls, staff: Staffroom) -> Gateway:
+        """The gateway over an open Staffroom; runs the messages a crash left unanswered."""
+        ledger = await IngestLedger.open(DataFolder(staff.settings.data_dir).ingest)
+        gateway = cls(staff, ledger)
+        await gateway._resume()
+        return gateway
+
+    async def close(self) -> None:
+        """Let every accepted message run, deliver what listeners wait for, close the
+        ledger (the Staffroom stays open: it is the caller's)."""
+        for lane in list(self._lanes.values()):
+            await lane.wait_idle()
+        if self._dispatcher is not None:
+            await self._outbox.join()
+            self._dispatcher.cancel()
+        await self.ledger.close()
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    async def open_room(self, room_id: str, scenario: str) -> Room:
+        """The room ``room_id`` running ``scenario``; a new one enters in the background (its
+        announcement and first steps come through :meth:`subscribe`)."""
+        known = self._lanes.get(f"room:{room_id}")
+        if known is not None and scenario in (known.room.scenario_id, str(known.room.scenario_id)):
+            return known.room
+        room = await self.staff.room(room_id, scenario)
+        lane = self._lane(room)
+        if not (await room.status()).entered and not lane.busy:
+            lane.push(Item(message_id=f"start-{room.key}", author="system", texts=[], start=True))
+        return room
+
+    async def open_dm(self, employee: str, user: str) -> Room:
+        """The DM of ``user`` with ``employee``."""
+        return self._lane(await self.staff.dm(employee, user)).room
+
+    async def session(self, key: str) -> Room:
+        """An open or stored session by key (``UnknownNameError`` when there is none)."""
+        parsed = str(SessionKey.parse(key))
+        lane = self._lanes.get(parsed)
+        return lane.room if lane is not None else self._lane(await self.staff.session(parsed)).room
+
+    def sessions(self) -> list[str]:
+        """Keys of every stored session (and the ones opened here)."""
+        stored = {str(k) for k in self.staff.sessions.list_sessions()}
+        return sorted(stored | set(self._lanes))
+
+    async def status(self, key: str) -> SessionState:
+        """Where the session stands: waiting for whom, which step and SOP, its queue."""
+        room = await self.session(key)
+        lane = self._lane(room)
+        return SessionState(
+            session=room.key,
+            scenario=room.scenario_id,
+            room=await room.status(),
+            policy=lane.policy,
+            busy=lane.current is not None,
+            queued=len(lane.items),
+            participants=room.participants,
+            humans=room.humans,
+            display_names=room.display_names,
+            sop=room.sop_ref,
+        )
+
+    def subscribe(self, key: str, *, after: str | None = None) -> AsyncIterator[Event]:
+        """The session's events after ``after`` (None: all), then live ones (see
+        :meth:`Room.subscribe`); follows the log, so it sees every process's writes."""
+        parsed = SessionKey.parse(key)
+        lane = self._lanes.get(str(parsed))
+        if lane is not None:
+            return lane.room.subscribe(after)
+        from framework.sessions.follow import follow_log
+
+        return follow_log(self.staff.sessions.log_path(parsed), after=after)
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener(session, event)`` for every event the gateway's runs produce, in a
+        background task (in order; a listener's exception is logged and skipped)."""
+        self._listeners.append(listener)
+        if self._dispatcher is None:
+            self._dispatcher = asyncio.create_task(self._dispatch(), name="gateway listeners")
+
+    # -- posting -----------------------------------------------------------------------------
+
+    async def post(
+        self,
+        key: str,
+        text: str,
+        *,
+        author: str | None = None,
+        message_id: str | None = None,
+        idempotency_key: str | None = None,
+        wait: bool = True,
+    ) -> PostResult:
+        """Post a person's message to the session ``key`` (see the module docstring).
+
+        ``wait`` False returns as soon as the message is durably accepted (status
+        ``queued``): what a platform that wants its acknowledgement in 3 seconds needs.
+        """
+        room = await self.session(key)
+        who = check_name(room.humans[0] if author is None else author, field="author")
+        if not text.strip():
+            raise InputError("a message needs some text", field="text", fix="post some text")
+        if message_id is not None and not message_id.strip():
+            raise InputError("message_id is empty", field="message_id", fix="omit it or set it")
+        if message_id is not None:
+            mid, ledger_key = message_id, f"msg:{message_id}"  # the platform's id comes first
+        elif idempotency_key is not None:
+            digest = hashlib.sha256(idempotency_key.encode()).hexdigest()[:20]
+            mid, ledger_key = f"idem-{digest}", f"idem:{idempotency_key}"
+        else:
+            mid = new_event_id()
+            ledger_key = f"msg:{mid}"
+        lane = self._lane(room)
+        known = await self.ledger.claim(
+            room.key, ledger_key, message_id=mid, author=who, text=text, state="queued"
+        )
+        if known is not None:
+            return await self._replay(known.message_id, room.key, ledger_key, wait=wait)
+        # Decided after the ledger write, with no await until the lane holds the message, so
+        # concurrent posts see each other (a busy room, a message to join).
+        target = lane.coalesce_target(who)
+        if lane.policy == "reject" and lane.busy:
+            status = (await room.status()).to_dict()
+            result = PostResult(room.key, mid, "rejected", lane.policy, room=status)
+            await self.ledger.update(room.key, mid, state="rejected", result=result.to_dict())
+            return result
+        if target is not None:
+            target.texts.append(text)
+            target.merged.append(mid)
+            target.last_at = time.monotonic()
+            await self.ledger.set_text(room.key, target.message_id, target.text)
+            await self.ledger.update(
+                room.key, mid, state="coalesced", merged_into=target.message_id
+            )
+            item = target
+        else:
+            item = Item(message_id=mid, author=who, texts=[text])
+            lane.push(item)
+        if not wait:
+            return PostResult(room.key, mid, "queued", lane.policy)
+        first = await asyncio.shield(item.done)
+        return first if item.message_id == mid else _as_merged(first, mid)
+
+    async def _replay(self, message_id: str, session: str, key: str, *, wait: bool) -> PostResult:
+        lane = self._lanes.get(session)
+        live = lane.waiting() if lane is not None else []
+        waiting = [i for i in live if message_id == i.message_id or message_id in i.merged]
+        if waiting and wait:
+            first = await asyncio.shield(waiting[0].done)
+            result = first if waiting[0].message_id == message_id else _as_merged(first, message_id)
+            return result.replayed()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (DUPLICATE_WAIT if wait else 0)
+        while True:
+            entry = await self.ledger.get(session, key)
+            if entry is not None and entry.result is not None:
+                return PostResult.from_dict(entry.result).replayed()
+            if loop.time() >= deadline:
+                policy = lane.policy if lane else "enqueue"
+                return PostResult(session, message_id, "queued", policy, duplicate=True)
+            await asyncio.sleep(0.2)  # another process runs it: its result lands in the ledger
+
+    async def _settle(self, key: str, item: Item, outcome: PostResult | BaseException) -> None:
+        if isinstance(outcome, PostResult):
+            if not item.start:
+                await self.ledger.update(
+                    key, item.message_id, state="done", result=outcome.to_dict()
+                )
+                for merged in item.merged:
+                    merged_result = _as_merged(outcome, merged).to_dict()
+                    await self.ledger.update(key, merged, state="coalesced", result=merged_result)
+            if not item.done.done():
+                item.done.set_result(outcome)
+            return
+        # A failed run is forgotten by the ledger, so the sender's retry runs it again (the
+        # log's ids keep the message itself from being stored twice).
+        for mid in [item.message_id, *item.merged]:
+            await self.ledger.forget(key, mid)
+        log.warning("run of %s in %s failed: %s", item.message_id, key, outcome)
+        if not item.done.done():
+            item.done.set_exception(outcome)
+            item.done.exception()  # retrieved: a poster that stopped waiting logs nothing
+
+    async def _resume(self) -> None:
+        seen: set[tuple[str, str]] = set()
+        for entry in await self.ledger.pending():
+            if (entry.session, entry.message_id) in seen:
+                continue
+            seen.add((entry.session, entry.message_id))
+            room = await self.session(entry.session)
+            self._lane(room).push(
+                Item(message_id=entry.message_id, author=entry.author, texts=[entry.text])
+            )
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _lane(self, room: Room) -> Lane:
+        lane = self._lanes.get(room.key)
+        if lane is None or lane.room is not room:
+            lane = Lane(room, self._emit, self._settle)
+            self._lanes[room.key] = lane
+        return lane
+
+    def _emit(self, session: str, event: Event) -> None:
+        if not self._listeners:
+            return
+        try:
+            self._outbox.put_nowait((session, event))
+        except asyncio.QueueFull:
+            self.dropped_events += 1
+            log.warning("listener queue full: event %s of %s not delivered", event.id, session)
+
+    async def _dispatch(self) -> None:
+        while True:
+            session, event = await self._outbox.get()
+            try:
+                for listener in list(self._listeners):
+                    try:
+                        await listener(session, event)
+                    except Exception:
+                        log.exception("listener failed on event %s of %s", event.id, session)
+            finally:
+                self._outbox.task_done()
+
+
+def _as_merged(result: PostResult, message_id: str) -> PostResult:
+    return PostResult(
+        session=result.session,
+        message_id=message_id,
+        status="coalesced",
+        policy=result.policy,
+        events=result.events,
+        merged_into=result.message_id,
+    )

@@ -1,0 +1,132 @@
+"""One lane per session: the messages accepted for it, run one at a time, in arrival order.
+
+A lane is where the double-texting policy acts. Turns of one room never interleave (one run at
+a time, through :class:`Room`'s own locks too); lanes of different rooms run in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from framework.runtime.room import Room
+from framework.serving.results import PostResult
+from framework.sessions.events import Event, EventKind
+
+Emit = Callable[[str, Event], None]
+Settle = Callable[[str, "Item", PostResult | BaseException], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class Item:
+    """A message waiting in a lane (or the room's entry, ``start``)."""
+
+    message_id: str
+    author: str
+    texts: list[str]
+    start: bool = False
+    merged: list[str] = field(default_factory=list)
+    """Ids of later messages coalesced into this one."""
+    last_at: float = field(default_factory=time.monotonic)
+    done: asyncio.Future[PostResult] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.texts)
+
+
+class Lane:
+    """The queue and worker of one session."""
+
+    def __init__(self, room: Room, emit: Emit, settle: Settle) -> None:
+        self.room = room
+        self.items: deque[Item] = deque()
+        self.current: Item | None = None
+        self._emit = emit
+        self._settle = settle
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def policy(self) -> str:
+        """The scenario's double-texting policy."""
+        return self.room.settings.double_texting
+
+    @property
+    def busy(self) -> bool:
+        """A run is under way, or messages wait for one."""
+        return self.current is not None or bool(self.items)
+
+    def coalesce_target(self, author: str) -> Item | None:
+        """The waiting message of ``author`` a new one may join (policy ``coalesce``)."""
+        if self.policy != "coalesce" or not self.items:
+            return None
+        last = self.items[-1]
+        window = self.room.settings.coalesce_window
+        fresh = time.monotonic() - last.last_at <= window
+        return last if not last.start and last.author == author and fresh else None
+
+    def waiting(self) -> list[Item]:
+        """The item running now, then the queued ones."""
+        return ([self.current] if self.current is not None else []) + list(self.items)
+
+    def push(self, item: Item) -> None:
+        """Queue ``item``; under ``interrupt`` the run under way stops at its next turn."""
+        self.items.append(item)
+        if self.current is not None and self.policy == "interrupt" and not item.start:
+            self.room.interrupt()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._work(), name=f"lane {self.room.key}")
+
+    async def wait_idle(self) -> None:
+        """Until every queued message has run."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def _work(self) -> None:
+        while self.items:
+            head = self.items[0]
+            if self.policy == "coalesce" and not head.start:
+                # Hold the message for the window after its latest part: more may join.
+                wait = head.last_at + self.room.settings.coalesce_window - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                    continue
+            item = self.items.popleft()
+            self.current = item
+            try:
+                outcome: PostResult | BaseException = await self._run(item)
+            except Exception as exc:  # settled on the item: its poster sees it, not the lane
+                outcome = exc
+            finally:
+                self.current = None
+            await self._settle(self.room.key, item, outcome)
+
+    async def _run(self, item: Item) -> PostResult:
+        room, events = self.room, []
+        if item.start:
+            stream = room.start()
+        else:
+            meta = {"merges": item.merged} if item.merged else None
+            stream = room.post(item.text, author=item.author, message_id=item.message_id, meta=meta)
+        async for event in stream:
+            events.append(event)
+            self._emit(room.key, event)
+        last = events[-1] if events else None
+        stopped = (
+            last is not None
+            and last.kind == EventKind.WAIT
+            and isinstance(last.content, dict)
+            and last.content.get("reason") == "interrupted"
+        )
+        return PostResult(
+            session=room.key,
+            message_id=item.message_id,
+            status="interrupted" if stopped else "done",
+            policy=self.policy,
+            events=events,
+        )

@@ -1,0 +1,83 @@
+"""Follow a session's log: every event after a given one, then new ones as they are appended.
+
+The log file is the source of truth, so a follower sees what any process appends (a server, the
+CLI, a second worker) without a message bus: it reads whole lines from a byte offset and checks
+the file's size now and then. A line still being written (no newline yet) is left for the next
+look, so a follower never sees half an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from framework.sessions.events import Event
+
+POLL_SECONDS = 0.1
+"""How often a follower looks for new lines (a stat call; cheap next to a model turn)."""
+
+
+async def follow_log(
+    path: Path, *, after: str | None = None, poll: float = POLL_SECONDS
+) -> AsyncIterator[Event]:
+    """Yield the events of the log at ``path`` after the one with id ``after``, then live ones.
+
+    ``after`` None starts at the first event. An id the log does not hold (a client's stale
+    ``Last-Event-ID``) also starts at the first event: the caller may see events twice, never
+    miss one. Malformed lines are skipped (the log's readers report them). Runs until cancelled.
+    """
+    offset = 0
+    pending = b""
+    skipping = after is not None
+    held: list[Event] = []  # events read while looking for ``after``
+    while True:
+        chunk = _read_from(path, offset)
+        if chunk:
+            offset += len(chunk)
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()  # an unfinished line waits for its newline
+            for raw in lines:
+                event = _parse(raw)
+                if event is None:
+                    continue
+                if skipping:
+                    if event.id == after:
+                        skipping, held = False, []
+                    else:
+                        held.append(event)
+                    continue
+                yield event
+            continue  # read on before sleeping: a long log comes in several chunks
+        if skipping and held:
+            # Caught up without meeting ``after``: it is not in this log, so start from the top.
+            skipping = False
+            for event in held:
+                yield event
+            held = []
+        elif skipping and not held and offset > 0:
+            skipping = False
+        await asyncio.sleep(poll)
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    try:
+        if os.stat(path).st_size <= offset:
+            return b""
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read(1 << 20)
+    except FileNotFoundError:
+        return b""  # a session with no events yet: its log appears with the first one
+
+
+def _parse(raw: bytes) -> Event | None:
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+        return Event.from_dict(data) if isinstance(data, dict) else None
+    except (ValueError, KeyError, TypeError):
+        return None
