@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 
-.PHONY: demo test test-llm lint setup clean
+.PHONY: demo test test-llm lint setup clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check framework tests benchmarks
 	$(BIN)/mypy framework
 
-test: lint
+# The viewer's browser tests drive Debian's chromium through Playwright (browser downloads are
+# not possible): installed here when missing and this user may (root with apt-get), else skipped.
+browser:
+	@test -x /usr/bin/chromium || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "note: no /usr/bin/chromium (apt-get install chromium): browser tests are skipped"
+
+test: lint browser
 	$(BIN)/pytest
 
 # Starts llama.cpp's server on 127.0.0.1 (a free port), runs `pytest -m llm tests/llm`, stops it.
