@@ -25,8 +25,8 @@ demo: $(STAMP)
 	$(BIN)/staffroom run tech-article --script scenarios/tech_article.script.txt
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check framework tests benchmarks
-	$(BIN)/ruff check framework tests benchmarks
+	$(BIN)/ruff format --check framework tests benchmarks notebooks
+	$(BIN)/ruff check framework tests benchmarks notebooks
 	$(BIN)/mypy framework
 
 # The viewer's browser tests drive Debian's chromium through Playwright (browser downloads are

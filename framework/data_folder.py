@@ -8,6 +8,7 @@ and nowhere else; stores, the doctor and the CLI ask :class:`DataFolder` for pat
     ├── checkpoints.sqlite                  where every room stands (LangGraph checkpoints)
     ├── sops.sqlite                         every SOP version, its metrics, outcomes and drafts
     ├── ingest.sqlite                       accepted message ids per session (the server's)
+    ├── webhook_failures.jsonl              webhook deliveries that failed every attempt
     ├── sessions/
     │   ├── room:launch-42.jsonl            a session's history, one event per line
     │   ├── room:launch-42.jsonl.torn       unfinished lines moved aside (jsonl_log.py, rare)
@@ -49,6 +50,7 @@ MANIFEST = "stores.json"
 CHECKPOINTS = "checkpoints.sqlite"
 SOPS = "sops.sqlite"
 INGEST = "ingest.sqlite"
+WEBHOOK_FAILURES = "webhook_failures.jsonl"
 SESSIONS = "sessions"
 LOG_SUFFIX = ".jsonl"
 WORKSPACES = "workspaces"
@@ -116,6 +118,11 @@ class DataFolder:
     def ingest(self) -> Path:
         """``ingest.sqlite``: message ids the gateway accepted, with their first result."""
         return self.root / INGEST
+
+    @property
+    def webhook_failures(self) -> Path:
+        """``webhook_failures.jsonl``: deliveries that failed every attempt (to replay)."""
+        return self.root / WEBHOOK_FAILURES
 
     def store(self, name: str) -> Path:
         """The store file ``name`` (:data:`CHECKPOINTS` or :data:`SOPS`)."""

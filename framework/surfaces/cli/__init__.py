@@ -254,6 +254,19 @@ def doctor(
     raise typer.Exit(asyncio.run(doctor_cmds.doctor(settings, fix, console)))
 
 
+try:  # `staffroom serve` needs the `server` extra; the core CLI works without it
+    from framework.surfaces.cli.serve import serve as _serve
+except ImportError as _missing:
+    _why = str(_missing)
+
+    def _serve_missing() -> None:
+        """Serve rooms over HTTP (needs: pip install 'staffroom[server]')."""
+        fix = "pip install 'staffroom[server]'"
+        raise InputError(f"staffroom serve needs the server extra ({_why})", fix=fix)
+
+    app.command("serve")(_serve_missing)
+else:
+    app.command("serve")(_serve)
 app.add_typer(sop_cmds.app, name="sop")
 app.add_typer(knowledge_cmds.app, name="knowledge")
 for _name in ("trackers", "proposal", "search", "extract", "reflect", "forget"):

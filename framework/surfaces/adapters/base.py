@@ -1,0 +1,276 @@
+"""The adapter interface, and the bridge that joins a chat platform to the gateway.
+
+A platform adapter (``slack.py``, ``feishu.py``) does three platform things: check that a
+request really comes from the platform (:class:`Unverified` when not), read it as a
+:class:`Challenge` or an :class:`Inbound` message, and send a reply as an employee. The
+:class:`Bridge` does the rest the same way for every platform:
+
+- in: an :class:`Inbound` message is mapped to its session (``mapping.py``) and posted with
+  ``Gateway.post(..., message_id=<platform id>, wait=False)``: the platform's redelivery of
+  it is a duplicate the gateway answers without storing or running anything;
+- out: as the gateway's listener, every employee message of a session this platform serves
+  is sent to the place the session maps to, as that employee; system events and people's
+  messages are not sent;
+- echoes: a message our own apps sent (by sender identity, or by the id the platform gave
+  our send) never reaches a room again, or employees would answer themselves forever;
+- bot loops: another bot's message reaches the room like a person's, but once the room's
+  employees have sent the scenario's ``max_turns`` messages since a person last spoke there,
+  bot messages are ignored until a person speaks (the same budget a room gives its
+  employees per human message).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from framework.errors import InputError, StaffroomError
+from framework.runtime.room import Room
+from framework.serving.gateway import Gateway
+from framework.sessions.events import Event, EventKind
+from framework.surfaces.adapters.mapping import GroupMapping, Place, Target
+
+log = logging.getLogger("staffroom.adapters")
+
+OUTBOX = 1000
+"""Replies waiting for the platform; past this a reply is dropped (logged), rooms go on."""
+
+ACK_WITHIN = 2.0
+"""Seconds a webhook waits for its message to be accepted before answering 200 anyway
+(Slack and Feishu give up on an answer after 3 seconds and send the event again)."""
+
+
+class Unverified(InputError):
+    """A request the platform did not sign (bad or missing signature, token, or timestamp)."""
+
+
+class PlatformError(StaffroomError):
+    """A chat platform refused a call (the message names the call, its code and text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """A platform checking the webhook URL: answer ``{"challenge": value}``."""
+
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    """A platform message, verified and read, on its way to a session."""
+
+    message_id: str
+    """The platform's id for it (the same on every redelivery): the gateway's dedup key."""
+    text: str
+    """With platform mentions of employees rewritten as ``@<employee id>``."""
+    sender: str
+    """The platform user (or bot) id."""
+    author: str
+    """The name the room knows the sender by (``users`` mapping, else the id)."""
+    place: Place
+    root: str | None = None
+    """The message's own id as a thread root (Slack ``ts``, Feishu ``message_id``)."""
+    scope: tuple[str, ...] = ()
+    """Ids before the group's in a room id (Slack: the team)."""
+    from_bot: bool = False
+    """Sent by a bot (an app), not a person."""
+    from_us: bool = False
+    """Sent by one of our own apps: an echo of a reply."""
+    employee: str | None = None
+    """The employee whose own app received it (answers it when it is a DM)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """What became of an inbound message (the webhook's answer body says it)."""
+
+    outcome: str
+    """``posted`` (accepted durably; replies follow), ``duplicate`` (a redelivery: nothing
+    done), ``rejected`` (the room is busy under policy ``reject``), ``ignored`` (echo,
+    unmapped group, no text, bot turn budget spent), ``invalid`` (the room refused it, see
+    ``reason``) or ``pending`` (still being accepted when the platform needed its answer)."""
+    session: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"ok": True, "outcome": self.outcome, "session": self.session, "reason": self.reason}
+
+
+class ChatAdapter(ABC):
+    """One chat platform: verify and read its webhooks, send replies as employees."""
+
+    platform: ClassVar[str]
+    mapping: GroupMapping
+
+    @abstractmethod
+    def read(self, headers: Mapping[str, str], body: bytes) -> Challenge | Inbound | None:
+        """The request as a challenge, a message, or None (an event we do not handle).
+
+        Raises :class:`Unverified` when the platform did not sign it, ``InputError`` when it
+        is not the platform's JSON.
+        """
+
+    @abstractmethod
+    async def send(self, place: Place, employee: str, name: str, text: str, *, uid: str) -> str:
+        """Send ``text`` to ``place`` as ``employee`` (shown as ``name``); returns the id the
+        platform gave the message. ``uid`` is unique per reply (platforms that dedupe
+        sends use it)."""
+
+
+class RecentIds:
+    """A bounded set of ids, oldest forgotten first."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._size = size
+
+    def add(self, value: str) -> None:
+        """Remember ``value``."""
+        self._ids[value] = None
+        self._ids.move_to_end(value)
+        while len(self._ids) > self._size:
+            self._ids.popitem(last=False)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._ids
+
+
+class Bridge:
+    """One platform adapter joined to the gateway (see the module docstring)."""
+
+    def __init__(self, gateway: Gateway, adapter: ChatAdapter, *, ack_within: float = ACK_WITHIN):
+        self.gateway = gateway
+        self.adapter = adapter
+        self.ack_within = ack_within
+        self._sent = RecentIds()
+        """Platform ids of the messages we sent (their echoes are ignored)."""
+        self._replied = RecentIds()
+        """Event ids already sent (a listener never sends one reply twice)."""
+        self._bot_turns: dict[str, int] = {}
+        """Employee messages per session since a person last spoke there."""
+        self._tasks: set[asyncio.Task[Delivery]] = set()
+        self._outbox: asyncio.Queue[tuple[Place, Event, str]] = asyncio.Queue(OUTBOX)
+        self._sender: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Send the employees' replies from now on (register as the gateway's listener)."""
+        if self._sender is None:
+            self._sender = asyncio.create_task(
+                self._send_replies(), name=f"{self.adapter.platform} replies"
+            )
+            self.gateway.add_listener(self.on_event)
+
+    async def accept(self, inbound: Inbound) -> Delivery:
+        """Post ``inbound`` to its session; answers within ``ack_within`` seconds."""
+        if inbound.from_us or inbound.message_id in self._sent:
+            return Delivery("ignored", reason="our own message (an echo)")
+        if not inbound.text.strip():
+            return Delivery("ignored", reason="no text")
+        mapping = self.adapter.mapping
+        target = mapping.target(
+            inbound.place,
+            inbound.sender,
+            scope=inbound.scope,
+            root=inbound.root,
+            author=inbound.author,
+            employee=inbound.employee,
+        )
+        if target is None:
+            why = "no dm_employee answers DMs" if inbound.place.direct else "group not mapped"
+            return Delivery("ignored", reason=why)
+        task = asyncio.create_task(self._post(target, inbound), name=f"post {target.key}")
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+        done, _ = await asyncio.wait({task}, timeout=self.ack_within)
+        return task.result() if done else Delivery("pending", target.key)
+
+    async def _post(self, target: Target, inbound: Inbound) -> Delivery:
+        try:
+            room = await self._open(target)
+            if inbound.from_bot:
+                budget = room.settings.max_turns
+                if self._bot_turns.get(target.key, 0) >= budget:
+                    why = f"bot message after {budget} employee turns (max_turns) without a person"
+                    log.info("%s: ignored %s: %s", target.key, inbound.message_id, why)
+                    return Delivery("ignored", target.key, why)
+            else:
+                self._bot_turns[target.key] = 0
+            result = await self.gateway.post(
+                target.key,
+                inbound.text,
+                author=inbound.author,
+                message_id=inbound.message_id,
+                wait=False,
+            )
+        except InputError as exc:
+            # Sending it again cannot help (a bad scenario id, an author the name rule
+            # refuses): answered 200 so the platform stops, and logged for the operator.
+            log.warning("%s: message %s refused: %s", target.key, inbound.message_id, exc)
+            return Delivery("invalid", target.key, exc.message)
+        if result.duplicate:
+            return Delivery("duplicate", result.session)
+        if result.status == "rejected":
+            return Delivery("rejected", result.session, "the room is busy (policy reject)")
+        return Delivery("posted", result.session)
+
+    async def _open(self, target: Target) -> Room:
+        if target.room_id is not None and target.scenario is not None:
+            return await self.gateway.open_room(target.room_id, target.scenario)
+        if target.employee is None or target.user is None:
+            raise InputError("a DM needs an employee and a person", field="dm_employee")
+        return await self.gateway.open_dm(target.employee, target.user)
+
+    def _finished(self, task: asyncio.Task[Delivery]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("posting a platform message failed", exc_info=task.exception())
+
+    async def on_event(self, key: str, event: Event) -> None:
+        """Send an employee's message of a session this platform serves (gateway listener)."""
+        if event.kind != EventKind.MESSAGE or event.meta.get("human") or event.id in self._replied:
+            return
+        place = self.adapter.mapping.place_of(key)
+        if place is None:
+            return
+        room = await self.gateway.session(key)
+        if event.author not in room.participants:
+            return
+        self._replied.add(event.id)
+        self._bot_turns[key] = self._bot_turns.get(key, 0) + 1
+        name = room.display_names.get(event.author, event.author)
+        try:
+            # Queued, not sent here: a slow platform must not hold up the other listeners.
+            self._outbox.put_nowait((place, event, name))
+        except asyncio.QueueFull:
+            log.error("%s: reply %s not sent: %d replies wait", key, event.id, OUTBOX)
+
+    async def _send_replies(self) -> None:
+        while True:
+            place, event, name = await self._outbox.get()
+            try:
+                sent = await self.adapter.send(place, event.author, name, event.text, uid=event.id)
+                self._sent.add(sent)
+            except Exception:  # one failed send must not stop the replies after it
+                log.exception("%s: reply %s not sent", event.session, event.id)
+            finally:
+                self._outbox.task_done()
+
+    async def drain(self) -> None:
+        """Wait for messages still being accepted and replies still being sent."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._sender is not None:
+            await self._outbox.join()
+
+    async def stop(self) -> None:
+        """Drain, then stop sending."""
+        await self.drain()
+        if self._sender is not None:
+            self._sender.cancel()
+            self._sender = None

@@ -1,0 +1,235 @@
+"""The adapters' webhooks on the server, and their config (the ``adapters:`` section).
+
+``POST /adapters/slack/events`` and ``POST /adapters/feishu/events`` take the platforms'
+event callbacks. They need no bearer token: the platform's signature is the credential
+(401 with the JSON error body when it does not check out). A platform that is not
+configured answers 404.
+
+The config is the ``adapters:`` section of the server's config file (other sections are the
+server's own), read like every spec file, so a mistake is ``file:line field: fix``. A secret
+is written inline or named by environment variable (``signing_secret_env: VARIABLE``),
+resolved once here::
+
+    adapters:
+      slack:
+        signing_secret_env: SLACK_SIGNING_SECRET
+        bot_token_env: SLACK_BOT_TOKEN
+        groups:
+          C0LAUNCH42: {scenario: tech-article, mode: thread}
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from framework.errors import InputError
+from framework.specs.yaml_loader import SpecModel, load_yaml_file, validate
+from framework.surfaces.adapters.base import ACK_WITHIN, Bridge, Challenge, ChatAdapter, Unverified
+from framework.surfaces.adapters.feishu import FeishuAdapter, FeishuDoc
+from framework.surfaces.adapters.slack import SlackAdapter, SlackDoc
+from framework.surfaces.server.problems import ERROR_RESPONSES, Problem
+from framework.surfaces.server.state import get_state
+
+log = logging.getLogger("staffroom.adapters")
+
+MAX_BODY = 1_000_000
+"""Bytes a webhook reads at most (Slack and Feishu events are a few kilobytes)."""
+
+
+class AdaptersConfigError(InputError):
+    """The ``adapters:`` section of the server config is malformed."""
+
+
+class AdaptersConfig(BaseModel):
+    """The chat platforms the server answers for (none by default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slack: SlackDoc | None = None
+    feishu: FeishuDoc | None = None
+    ack_within: float = Field(
+        default=ACK_WITHIN,
+        gt=0,
+        le=2.8,
+        description="seconds a webhook waits for its message to be accepted before it "
+        "answers anyway (platforms resend after 3)",
+    )
+
+
+class _ConfigFile(SpecModel):
+    # The server's own sections (tokens, webhooks, heartbeat) are read by its config module.
+    model_config = ConfigDict(extra="ignore")
+
+    adapters: AdaptersConfig | None = None
+
+
+def load_adapters(
+    path: str | Path | None, *, environ: Mapping[str, str] | None = None
+) -> AdaptersConfig:
+    """The ``adapters:`` section of ``path`` (none: no platforms), secrets resolved."""
+    if path is None:
+        return AdaptersConfig()
+    data, lines = load_yaml_file(path, error_cls=AdaptersConfigError)
+    if not isinstance(data, dict) or data.get("adapters") is None:
+        return AdaptersConfig()
+    doc = validate(_ConfigFile, data, file=path, lines=lines, error_cls=AdaptersConfigError)
+    config = doc.adapters or AdaptersConfig()
+    env = os.environ if environ is None else environ
+    for where, model in _secret_holders(config):
+        _resolve(model, ("adapters", *where), doc, env)
+    return config
+
+
+def _secret_holders(config: AdaptersConfig) -> list[tuple[tuple[str, ...], BaseModel]]:
+    found: list[tuple[tuple[str, ...], BaseModel]] = []
+    for name, platform in (("slack", config.slack), ("feishu", config.feishu)):
+        if platform is None:
+            continue
+        found.append(((name,), platform))
+        found += [((name, "employees", e), d) for e, d in platform.employees.items()]
+    return found
+
+
+def _resolve(
+    model: BaseModel, where: tuple[str, ...], doc: _ConfigFile, env: Mapping[str, str]
+) -> None:
+    for name in type(model).model_fields:
+        variable = getattr(model, name)
+        if not name.endswith("_env") or variable is None:
+            continue
+        secret = name.removesuffix("_env")
+        field = ".".join((*where, name))
+        if getattr(model, secret) is not None:
+            raise AdaptersConfigError(
+                f"both {secret} and {name} are set",
+                file=doc.source,
+                line=doc.line_of(*where, name),
+                field=field,
+                fix=f"keep one: {name} (the secret stays out of the file) or {secret}",
+            )
+        value = env.get(variable, "")
+        if not value:
+            raise AdaptersConfigError(
+                f"environment variable {variable} is not set",
+                file=doc.source,
+                line=doc.line_of(*where, name),
+                field=field,
+                fix=f"export {variable} before starting the server",
+            )
+        setattr(model, secret, value)
+
+
+@dataclass
+class Adapters:
+    """The configured platforms' bridges of one server (``app.state.adapter_bridges``)."""
+
+    bridges: dict[str, Bridge]
+
+    async def stop(self) -> None:
+        """Wait for messages still being accepted and replies still being sent, then stop."""
+        for bridge in self.bridges.values():
+            await bridge.stop()
+
+
+def start_adapters(app: FastAPI) -> Adapters:
+    """Build the configured adapters and start sending replies (once per app).
+
+    Call it where the server starts (after ``app.state.staffroom`` is set), so replies to
+    messages accepted before a restart reach the platform too; the first webhook call
+    starts them otherwise. At shutdown, ``await app.state.adapter_bridges.stop()`` after
+    the gateway has closed sends the last replies.
+    """
+    running = getattr(app.state, "adapter_bridges", None)
+    if isinstance(running, Adapters):
+        return running
+    config = getattr(app.state, "adapters", None)
+    if not isinstance(config, AdaptersConfig):
+        config = AdaptersConfig()
+    gateway = app.state.staffroom.gateway
+    adapters: list[ChatAdapter] = []
+    if config.slack is not None:
+        adapters.append(SlackAdapter(config.slack))
+    if config.feishu is not None:
+        adapters.append(FeishuAdapter(config.feishu))
+    bridges = {a.platform: Bridge(gateway, a, ack_within=config.ack_within) for a in adapters}
+    for bridge in bridges.values():
+        bridge.start()
+    app.state.adapter_bridges = started = Adapters(bridges)
+    return started
+
+
+router = APIRouter(prefix="/adapters", tags=["adapters"], responses=ERROR_RESPONSES)
+
+
+class Answer(BaseModel):
+    """What a webhook answers: the challenge, or what became of the message."""
+
+    ok: bool = True
+    challenge: str | None = None
+    outcome: str | None = None
+    session: str | None = None
+    reason: str | None = None
+
+
+@router.post("/slack/events", response_model=Answer, summary="Slack Events API callback")
+async def slack_events(request: Request) -> Any:
+    """Slack's event callbacks: signed with the app's signing secret."""
+    return await _handle(request, "slack")
+
+
+@router.post("/feishu/events", response_model=Answer, summary="Feishu/Lark event callback")
+async def feishu_events(request: Request) -> Any:
+    """Feishu/Lark event subscriptions: token-checked, signed and encrypted when configured."""
+    return await _handle(request, "feishu")
+
+
+async def _handle(request: Request, platform: str) -> JSONResponse:
+    get_state(request)  # the server's state must be there before any adapter runs
+    bridge = start_adapters(request.app).bridges.get(platform)
+    if bridge is None:
+        raise Problem(
+            404,
+            "not_configured",
+            f"no {platform} adapter is configured on this server",
+            fix=f"add a `{platform}:` section under `adapters:` in the server config",
+        )
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:  # read no further: nobody has checked the signature yet
+            raise Problem(
+                413,
+                "too_large",
+                f"a platform event is far smaller than {MAX_BODY:,} bytes",
+                fix="only the platform may call this URL",
+            )
+    try:
+        found = bridge.adapter.read(request.headers, bytes(body))
+    except Unverified as exc:
+        log.warning("%s webhook refused: %s", platform, exc.message)
+        raise Problem(401, "unverified", exc.message, field=exc.field, fix=exc.fix) from None
+    if isinstance(found, Challenge):
+        return JSONResponse({"challenge": found.value})
+    if found is None:
+        return JSONResponse(Answer(outcome="ignored", reason="not a message event").model_dump())
+    delivery = await bridge.accept(found)
+    return JSONResponse(delivery.to_dict())
+
+
+__all__ = [
+    "Adapters",
+    "AdaptersConfig",
+    "AdaptersConfigError",
+    "load_adapters",
+    "router",
+    "start_adapters",
+]

@@ -1,0 +1,150 @@
+"""Bearer tokens: who is calling, what they may do, and where.
+
+A route declares the operation it performs with a parameter
+``principal: Annotated[Principal, require("post")]`` (``require`` returns the ``Depends``) and
+gets the caller's :class:`Principal`; it then checks the session (and the person it acts
+for) against the token's scope. No token or an unknown one is 401, an operation or a session
+outside the scope 403, a token past its rate 429 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from framework.sessions.keys import Channel, SessionKey
+from framework.surfaces.server.config import OPERATIONS, ServerConfig, TokenGrant
+from framework.surfaces.server.problems import Problem
+from framework.surfaces.server.state import get_state
+
+_bearer = HTTPBearer(auto_error=False, description="A token from server.yaml or $STAFFROOM_TOKEN")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller a request acts for: a token's name and its scope."""
+
+    name: str
+    sessions: tuple[str, ...] = ("*",)
+    users: tuple[str, ...] = ("*",)
+    operations: frozenset[str] = frozenset(OPERATIONS)
+
+    @classmethod
+    def of(cls, grant: TokenGrant) -> Principal:
+        """The principal a token grants."""
+        return cls(grant.name, grant.sessions, grant.users, grant.operations)
+
+    def may(self, operation: str) -> bool:
+        """Whether the token was granted ``operation``."""
+        return operation in self.operations
+
+    def sees(self, key: str) -> bool:
+        """Whether ``key`` is inside the token's sessions (and, for a DM, its users)."""
+        if not any(fnmatchcase(key, pattern) for pattern in self.sessions):
+            return False
+        parsed = SessionKey.parse(key)
+        if parsed.channel == Channel.DM:
+            user, _, _ = parsed.chat_id.rpartition("@")
+            return self.serves(user)
+        return True
+
+    def serves(self, user: str) -> bool:
+        """Whether the token may act for ``user``."""
+        return any(fnmatchcase(user, pattern) for pattern in self.users)
+
+    def check_session(self, key: str) -> None:
+        """Raise 403 when ``key`` is outside the token's scope."""
+        if not self.sees(key):
+            raise Problem(
+                403,
+                "forbidden",
+                f"token '{self.name}' may not use session {key}",
+                field="session",
+                fix="use a token whose `sessions` patterns match this session (server.yaml)",
+            )
+
+    def check_user(self, user: str) -> None:
+        """Raise 403 when the token may not post as, or open a DM for, ``user``."""
+        if not self.serves(user):
+            raise Problem(
+                403,
+                "forbidden",
+                f"token '{self.name}' may not act for user '{user}'",
+                field="user",
+                fix="use a token whose `users` patterns match this person (server.yaml)",
+            )
+
+
+ANONYMOUS = Principal("anonymous")
+"""Everyone, everywhere: the caller of a ``--no-auth`` server (127.0.0.1 only)."""
+
+
+def authenticate(config: ServerConfig, secret: str | None) -> TokenGrant | None:
+    """The grant whose secret is ``secret``, compared in constant time; None when none is."""
+    if not secret:
+        return None
+    found = None
+    given = secret.encode()
+    for grant in config.tokens:
+        # No early exit: every secret is compared, so timing tells nothing about which matched.
+        if hmac.compare_digest(given, grant.secret.encode()):
+            found = grant
+    return found
+
+
+def require(operation: str) -> Any:
+    """A FastAPI dependency giving the caller's :class:`Principal` once the token is known,
+    within its rate and granted ``operation``."""
+    if operation not in OPERATIONS:
+        raise ValueError(f"unknown operation {operation!r}; use one of {OPERATIONS}")
+
+    async def dependency(
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> Principal:
+        state = get_state(request)
+        if state.config.no_auth:
+            return ANONYMOUS
+        grant = authenticate(state.config, credentials.credentials if credentials else None)
+        if grant is None:
+            said = "an unknown" if credentials else "no"
+            raise Problem(
+                401,
+                "unauthorized",
+                f"the request carries {said} bearer token",
+                field="Authorization",
+                fix="send `Authorization: Bearer <token>` with a token from server.yaml or "
+                "$STAFFROOM_TOKEN",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        wait = state.limiter.take(grant.name, grant.rate_limit)
+        if wait:
+            raise Problem(
+                429,
+                "rate_limited",
+                f"token '{grant.name}' is over its {grant.rate_limit} requests a minute",
+                fix=f"wait {wait:.0f} s (Retry-After) or raise its rate_limit in server.yaml",
+                headers={"Retry-After": f"{wait:.0f}"},
+            )
+        principal = Principal.of(grant)
+        if not principal.may(operation):
+            raise Problem(
+                403,
+                "forbidden",
+                f"token '{grant.name}' is not granted '{operation}'",
+                field="operations",
+                fix=f"add '{operation}' to the token's operations in server.yaml",
+            )
+        return principal
+
+    handler: Callable[..., Awaitable[Principal]] = dependency
+    return Depends(handler)
+
+
+__all__ = ["ANONYMOUS", "Principal", "authenticate", "require"]

@@ -1,0 +1,250 @@
+"""``server.yaml``: who may call the server (bearer tokens and their scope) and where room
+messages are pushed (webhooks).
+
+The file is read like every other spec file (:mod:`framework.specs.yaml_loader`), so a mistake
+is reported as ``file:line field: message`` with a fix before the server binds its port.
+Secrets are written in the file or, better, named by environment variable (``secret_env``);
+either way they are resolved once here and never logged.
+
+::
+
+    heartbeat: 15                       # seconds between SSE pings
+    tokens:
+      - name: support-bot
+        secret_env: SUPPORT_BOT_TOKEN
+        sessions: ["room:support-*", "dm:*@support"]
+        users: ["*"]
+        operations: [read, open, post]
+        rate_limit: 120                 # requests per minute; 0: no limit
+    webhooks:
+      - sessions: "room:support-*"
+        url: https://bots.example.com/staffroom
+        secret_env: SUPPORT_HOOK_SECRET
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from framework.errors import InputError
+from framework.serving.webhooks import WebhookTarget
+from framework.specs.yaml_loader import (
+    SpecModel,
+    load_yaml_file,
+    spec_error,
+    validate,
+)
+
+Operation = Literal["read", "open", "post", "sop.read", "sop.write", "knowledge.read"]
+OPERATIONS: tuple[Operation, ...] = (
+    "read",
+    "open",
+    "post",
+    "sop.read",
+    "sop.write",
+    "knowledge.read",
+)
+"""The scope vocabulary: what a token may be granted."""
+
+ENV_TOKEN = "STAFFROOM_TOKEN"
+"""Environment variable holding one all-powerful token (no file needed)."""
+MIN_SECRET_CHARS = 16
+
+
+class ServerConfigError(InputError):
+    """``server.yaml`` (or ``$STAFFROOM_TOKEN``) is malformed."""
+
+
+class _Secret(BaseModel):
+    """A secret written inline or named by environment variable; exactly one of the two."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    secret: str | None = Field(None, min_length=MIN_SECRET_CHARS, examples=["a-long-random-str"])
+    secret_env: str | None = Field(None, min_length=1, max_length=200, examples=["BOT_TOKEN"])
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.secret is None) == (self.secret_env is None):
+            raise spec_error(
+                "give exactly one of 'secret' and 'secret_env'",
+                "name an environment variable with `secret_env: MY_TOKEN` (keeps the secret "
+                "out of the file), or write `secret:` with at least 16 characters",
+            )
+        return self
+
+
+class _TokenDoc(_Secret):
+    name: str = Field(min_length=1, max_length=64, examples=["support-bot"])
+    sessions: list[str] = Field(default=["*"], examples=[["room:support-*"]])
+    users: list[str] = Field(default=["*"], examples=[["alice", "ou_*"]])
+    operations: list[Operation] = Field(min_length=1, examples=[["read", "post"]])
+    rate_limit: int = Field(default=120, ge=0, le=1_000_000, examples=[120])
+
+
+class _WebhookDoc(_Secret):
+    sessions: str = Field(examples=["room:support-*"])
+    url: str = Field(
+        pattern=r"^https?://", max_length=2000, examples=["https://bots.example.com/hook"]
+    )
+    attempts: int = Field(default=5, ge=1, le=20, examples=[5])
+    base_delay: float = Field(default=1.0, ge=0, le=600, examples=[1.0])
+    timeout: float = Field(default=10.0, gt=0, le=600, examples=[10.0])
+
+
+class _ServerDoc(SpecModel):
+    heartbeat: float = Field(default=15.0, gt=0, le=3600, examples=[15])
+    tokens: list[_TokenDoc] = Field(default_factory=list)
+    webhooks: list[_WebhookDoc] = Field(default_factory=list)
+    # Read and checked by the adapters (framework/surfaces/adapters/http.py), only when present.
+    adapters: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenGrant:
+    """One bearer token and what it may do. ``secret`` never leaves this process."""
+
+    name: str
+    secret: str = field(repr=False)
+    sessions: tuple[str, ...] = ("*",)
+    """Glob patterns over session keys (``room:support-*``); ``*`` is every session."""
+    users: tuple[str, ...] = ("*",)
+    """Glob patterns over the people it may post as or open DMs for."""
+    operations: frozenset[str] = frozenset(OPERATIONS)
+    rate_limit: int = 0
+    """Requests per minute (a token bucket of that size); 0: unlimited."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """What the server runs with: tokens, webhooks, heartbeat. Build with :func:`load_config`."""
+
+    tokens: tuple[TokenGrant, ...] = ()
+    webhooks: tuple[WebhookTarget, ...] = ()
+    heartbeat: float = 15.0
+    """Seconds between SSE ``ping`` comments on an idle stream."""
+    no_auth: bool = False
+    """Every request is allowed without a token (only ever on 127.0.0.1)."""
+    source: Path | None = None
+    adapters: bool = False
+    """The file has an ``adapters:`` section (chat platforms; ``load_adapters`` reads it)."""
+
+
+def load_config(
+    path: str | Path | None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    no_auth: bool = False,
+) -> ServerConfig:
+    """Read ``path`` (None: no file) and ``$STAFFROOM_TOKEN``; errors name file:line and fix."""
+    env = os.environ if environ is None else environ
+    tokens: list[TokenGrant] = []
+    webhooks: list[WebhookTarget] = []
+    heartbeat, has_adapters = 15.0, False
+    source = Path(path) if path is not None else None
+    if source is not None:
+        data, lines = load_yaml_file(source, error_cls=ServerConfigError)
+        doc = (
+            _ServerDoc().with_source(source, lines)
+            if data is None
+            else validate(_ServerDoc, data, file=source, lines=lines, error_cls=ServerConfigError)
+        )
+        heartbeat, has_adapters = doc.heartbeat, bool(doc.adapters)
+        for i, token in enumerate(doc.tokens):
+            where = ("tokens", i)
+            tokens.append(
+                TokenGrant(
+                    name=token.name,
+                    secret=_resolve(token, doc, where, env),
+                    sessions=tuple(token.sessions),
+                    users=tuple(token.users),
+                    operations=frozenset(token.operations),
+                    rate_limit=token.rate_limit,
+                )
+            )
+        for i, hook in enumerate(doc.webhooks):
+            webhooks.append(
+                WebhookTarget(
+                    sessions=hook.sessions,
+                    url=hook.url,
+                    secret=_resolve(hook, doc, ("webhooks", i), env),
+                    attempts=hook.attempts,
+                    base_delay=hook.base_delay,
+                    timeout=hook.timeout,
+                )
+            )
+        _check_unique(tokens, doc)
+    env_secret = env.get(ENV_TOKEN, "")
+    if env_secret:
+        if len(env_secret) < MIN_SECRET_CHARS:
+            raise ServerConfigError(
+                f"${ENV_TOKEN} has {len(env_secret)} characters; a token needs at least "
+                f"{MIN_SECRET_CHARS}",
+                field=ENV_TOKEN,
+                fix="set it to a long random value, e.g. `export STAFFROOM_TOKEN=$(openssl "
+                "rand -hex 24)`",
+            )
+        tokens.append(TokenGrant(name="env", secret=env_secret))
+    return ServerConfig(
+        tuple(tokens), tuple(webhooks), heartbeat, no_auth, source, adapters=has_adapters
+    )
+
+
+def _resolve(
+    doc: _Secret, root: _ServerDoc, where: tuple[str | int, ...], env: Mapping[str, str]
+) -> str:
+    if doc.secret is not None:
+        return doc.secret
+    name = doc.secret_env or ""
+    value = env.get(name, "")
+    if len(value) < MIN_SECRET_CHARS:
+        said = "is not set" if not value else f"holds only {len(value)} characters"
+        raise ServerConfigError(
+            f"environment variable {name} {said}",
+            file=root.source,
+            line=root.line_of(*where, "secret_env"),
+            field=f"{where[0]}[{where[1]}].secret_env",
+            fix=f"export {name} with a secret of at least {MIN_SECRET_CHARS} characters before "
+            "starting the server",
+        )
+    return value
+
+
+def _check_unique(tokens: list[TokenGrant], doc: _ServerDoc) -> None:
+    names: set[str] = set()
+    secrets: set[str] = set()
+    for i, token in enumerate(tokens):
+        problem = (
+            f"token name '{token.name}' is used twice"
+            if token.name in names
+            else "two tokens have the same secret"
+            if token.secret in secrets
+            else None
+        )
+        if problem is not None:
+            raise ServerConfigError(
+                problem,
+                file=doc.source,
+                line=doc.line_of("tokens", i),
+                field=f"tokens[{i}]",
+                fix="give every token its own name and its own secret",
+            )
+        names.add(token.name)
+        secrets.add(token.secret)
+
+
+__all__ = [
+    "ENV_TOKEN",
+    "OPERATIONS",
+    "Operation",
+    "ServerConfig",
+    "ServerConfigError",
+    "TokenGrant",
+    "load_config",
+]

@@ -1,0 +1,385 @@
+"""``/api/sops``: the SOP library for managers, the same operations as ``staffroom sop``.
+
+Reads: the library with each version's metrics, one version, the scoring explanation and a
+draft's diff against the best version. Writes: approve, edit as a new version, publish (with
+the reviewers the CLI enforces: :func:`framework.sop.review.unapproved`) and deprecate.
+Everything goes through ``gateway.staff.sops``; a refused publish is a 409 naming who must
+approve.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi import Path as PathParam
+from pydantic import BaseModel, ConfigDict, Field
+
+from framework.errors import InputError, SopCardError
+from framework.sessions.events import utc_now
+from framework.sop.edits import diff_steps
+from framework.sop.library_io import card_to_version, version_to_card_text
+from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step
+from framework.sop.service import SopService, ensure_known
+from framework.sop.store import same_content
+from framework.specs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, MAX_VERSION
+from framework.specs.sop_card import SopCard, SopStep, split_front_matter
+from framework.specs.sop_text import render_steps
+from framework.specs.yaml_loader import load_yaml_text, validate
+from framework.surfaces.server.auth import Principal, require
+from framework.surfaces.server.problems import ERROR_RESPONSES, Problem
+from framework.surfaces.server.state import get_state
+
+router = APIRouter(
+    prefix="/api/sops",
+    tags=["sops"],
+    responses={**ERROR_RESPONSES, 409: {**ERROR_RESPONSES[400], "description": "Needs approval"}},
+)
+
+SopId = Annotated[str, PathParam(min_length=1, max_length=MAX_ID_CHARS)]
+Version = Annotated[int, PathParam(ge=1, le=MAX_VERSION)]
+Reader = Annotated[Principal, require("sop.read")]
+Writer = Annotated[Principal, require("sop.write")]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ApproveBody(_Body):
+    """``staffroom sop approve ID@N --by REVIEWER``."""
+
+    reviewer: Name
+    note: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+
+
+class PublishBody(_Body):
+    """``staffroom sop publish ID@N [--require NAME ...]``."""
+
+    require: list[Name] = Field(default_factory=list, max_length=50)
+
+
+class DeprecateBody(_Body):
+    """``staffroom sop deprecate ID@N --why REASON``."""
+
+    reason: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    by: Name | None = None
+
+
+class EditBody(_Body):
+    """A new draft made from ``base`` (default: the latest version).
+
+    Either ``card``, the whole card text as ``GET .../versions/{n}`` returns it (its id must
+    be this SOP's; its version, status and change_log are set here), or ``steps`` (with
+    optional ``goal`` and ``body``) to replace just those.
+    """
+
+    author: Name
+    note: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description="why it changed")
+    base: int | None = Field(default=None, ge=1, le=MAX_VERSION)
+    card: str | None = Field(default=None, max_length=200_000)
+    steps: list[SopStep] | None = Field(default=None, min_length=1, max_length=200)
+    goal: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS)
+    body: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    reviewers: list[Name] = Field(
+        default_factory=list, max_length=50, description="who must approve before it is published"
+    )
+
+
+async def _service(request: Request) -> SopService:
+    return get_state(request).gateway.staff.sops
+
+
+async def _version(service: SopService, sop_id: str, version: int) -> SopVersion:
+    ensure_known(sop_id, await service.store.sop_ids())
+    return await service.store.get(sop_id, version)
+
+
+async def _metrics(service: SopService, v: SopVersion) -> dict[str, Any]:
+    m = await service.store.metrics(v.ref)
+    outcomes = await service.store.outcomes(v.ref)
+    return {
+        **asdict(m),
+        "success_rate": m.successes / m.runs if m.runs else None,
+        "corrections_per_run": m.corrections / m.runs if m.runs else None,
+        # Runs with missing products, empty replies or unrecovered model errors (`sop metrics`).
+        "lacking_evidence": sum(1 for o in outcomes if o.failures),
+    }
+
+
+async def _version_dict(service: SopService, v: SopVersion, *, full: bool) -> dict[str, Any]:
+    reviewers = await service.store.reviewers(v.sop_id, v.version)
+    approved = [a.reviewer for a in v.approvals]
+    out: dict[str, Any] = {
+        "ref": v.ref,
+        "sop_id": v.sop_id,
+        "version": v.version,
+        "status": str(v.status),
+        "goal": v.goal,
+        "scope": v.scope,
+        "created_at": v.created_at,
+        "why": v.change_log[-1].why if v.change_log else "",
+        "change_log": [asdict(e) for e in v.change_log],
+        "approvals": [asdict(a) for a in v.approvals],
+        "reviewers": reviewers,
+        "awaiting": [r for r in reviewers if r not in approved] if v.status == "draft" else [],
+        "metrics": await _metrics(service, v),
+    }
+    if full:
+        out["steps"] = [{**asdict(s), "n": n} for n, s in enumerate(v.steps, start=1)]
+        out["text"] = render_steps(v.ref, v.goal, v.steps)
+        out["body"] = v.body
+        out["card"] = version_to_card_text(v)
+    return out
+
+
+async def _sop_dict(service: SopService, sop_id: str) -> dict[str, Any]:
+    choice = await service.choose(sop_id)
+    scores = {c.version.ref: b for c, b in choice.ranked}
+    versions = []
+    for v in await service.store.versions(sop_id):
+        entry = await _version_dict(service, v, full=False)
+        breakdown = scores.get(v.ref)
+        entry["score"] = breakdown.total if breakdown else None
+        entry["ineligible"] = breakdown.ineligible if breakdown else None
+        versions.append(entry)
+    trial = next((t for t in await service.store.trials(sop_id) if t.open), None)
+    latest = versions[-1] if versions else {}
+    problem = service.library_problems.get(sop_id)
+    return {
+        "id": sop_id,
+        "goal": latest.get("goal", ""),
+        "scope": latest.get("scope", ""),
+        "best": choice.winner.version.version if choice.winner else None,
+        "trial": asdict(trial) if trial else None,
+        "problem": problem.render() if problem else None,
+        "versions": versions,
+    }
+
+
+@router.get("", summary="The SOP library: every SOP, its versions, status and metrics")
+async def library(request: Request, _: Reader) -> dict[str, Any]:
+    """``staffroom sop list`` and ``sop metrics``, for every SOP in the store."""
+    service = await _service(request)
+    return {"sops": [await _sop_dict(service, s) for s in await service.store.sop_ids()]}
+
+
+@router.get("/{sop_id}", summary="One SOP: its versions, status and metrics")
+async def one_sop(request: Request, sop_id: SopId, _: Reader) -> dict[str, Any]:
+    """The library entry of one SOP (404 when the store has no such SOP)."""
+    service = await _service(request)
+    ensure_known(sop_id, await service.store.sop_ids())
+    return await _sop_dict(service, sop_id)
+
+
+@router.get("/{sop_id}/versions/{version}", summary="One version: steps, change log, review")
+async def show(request: Request, sop_id: SopId, version: Version, _: Reader) -> dict[str, Any]:
+    """``staffroom sop show ID@N``, with the card text an edit starts from."""
+    service = await _service(request)
+    return await _version_dict(service, await _version(service, sop_id, version), full=True)
+
+
+@router.get("/{sop_id}/explain", summary="Why the best version wins")
+async def explain(request: Request, sop_id: SopId, _: Reader) -> dict[str, Any]:
+    """``staffroom sop explain``: the lines it prints, and every candidate's score terms."""
+    service = await _service(request)
+    ensure_known(sop_id, await service.store.sop_ids())
+    choice = await service.choose(sop_id)
+    ranked = [
+        {
+            "ref": c.version.ref,
+            "status": str(c.version.status),
+            "total": b.total,
+            "ineligible": b.ineligible,
+            "terms": [asdict(t) for t in b.terms],
+        }
+        for c, b in choice.ranked
+    ]
+    return {
+        "sop_id": sop_id,
+        "winner": choice.winner.version.ref if choice.winner else None,
+        "lines": await service.explain(sop_id),
+        "ranked": ranked,
+    }
+
+
+@router.get("/{sop_id}/versions/{version}/diff", summary="A version against the best one")
+async def diff(
+    request: Request,
+    sop_id: SopId,
+    version: Version,
+    _: Reader,
+    against: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
+) -> dict[str, Any]:
+    """Step-level and card-text diffs of ``version`` against ``against`` (default: the
+    current best version; with none published, the version before it)."""
+    service = await _service(request)
+    new = await _version(service, sop_id, version)
+    if against is None:
+        winner = (await service.choose(sop_id)).winner
+        against = winner.version.version if winner else (version - 1 or None)
+    if against is None:
+        return {"ref": new.ref, "against": None, "steps": [], "card": [], "change_log": []}
+    old = await service.store.get(sop_id, against)
+    card = difflib.unified_diff(
+        version_to_card_text(old).splitlines(),
+        version_to_card_text(new).splitlines(),
+        fromfile=old.ref,
+        tofile=new.ref,
+        lineterm="",
+    )
+    return {
+        "ref": new.ref,
+        "against": old.ref,
+        "steps": diff_steps(old.steps, new.steps, old_label=old.ref, new_label=new.ref),
+        "card": list(card),
+        "change_log": [asdict(e) for e in new.change_log if e.version > old.version],
+    }
+
+
+@router.post("/{sop_id}/versions/{version}/approve", summary="Approve a draft")
+async def approve(
+    request: Request, sop_id: SopId, version: Version, body: ApproveBody, _: Writer
+) -> dict[str, Any]:
+    """``staffroom sop approve ID@N --by REVIEWER`` (approving twice changes nothing)."""
+    service = await _service(request)
+    await _version(service, sop_id, version)
+    v = await service.store.approve(sop_id, version, body.reviewer, body.note)
+    return await _version_dict(service, v, full=True)
+
+
+@router.post("/{sop_id}/versions/{version}/publish", summary="Publish an approved draft")
+async def publish(
+    request: Request, sop_id: SopId, version: Version, body: PublishBody, _: Writer
+) -> dict[str, Any]:
+    """``staffroom sop publish``: every reviewer recorded for the draft and every one in
+    ``require`` must have approved it (nobody named: one approval by anyone), else 409
+    naming who. Over a published version the draft runs as a trial."""
+    service = await _service(request)
+    draft = await _version(service, sop_id, version)
+    try:
+        v = await service.publish(sop_id, version, required=body.require)
+    except InputError as exc:
+        if exc.field != "approvals":
+            raise
+        approved = {a.reviewer for a in draft.approvals}
+        needed = [*await service.store.reviewers(sop_id, version), *body.require]
+        awaiting = [r for r in dict.fromkeys(needed) if r not in approved]
+        extra = {"awaiting": awaiting}
+        raise Problem(
+            409, "approval_needed", exc.message, field="approvals", fix=exc.fix, extra=extra
+        ) from exc
+    out = await _version_dict(service, v, full=True)
+    trial = next((t for t in await service.store.trials(sop_id) if t.open), None)
+    out["trial"] = trial is not None and trial.ref == v.ref
+    return out
+
+
+@router.post("/{sop_id}/versions/{version}/deprecate", summary="Retire a version")
+async def deprecate(
+    request: Request, sop_id: SopId, version: Version, body: DeprecateBody, _: Writer
+) -> dict[str, Any]:
+    """``staffroom sop deprecate ID@N --why REASON``; the version stays for replay."""
+    service = await _service(request)
+    await _version(service, sop_id, version)
+    v = await service.store.deprecate(sop_id, version, body.reason, by=body.by)
+    return await _version_dict(service, v, full=True)
+
+
+@router.post("/{sop_id}/versions", status_code=201, summary="Edit: save a new draft version")
+async def edit(request: Request, sop_id: SopId, body: EditBody, _: Writer) -> dict[str, Any]:
+    """Versions are immutable: an edit is the next version, a draft awaiting review, with
+    ``note`` in its change log by ``author``. ``reviewers`` must approve it before
+    ``publish`` (nobody named: one approval by anyone)."""
+    service = await _service(request)
+    ensure_known(sop_id, await service.store.sop_ids())
+    base = await service.store.get(sop_id, body.base)
+    number = await service.store.next_version(sop_id)
+    changed = _from_card(sop_id, body.card) if body.card is not None else _from_fields(base, body)
+    entry = ChangeLogEntry(number, body.note, by=body.author, source=f"edit of {base.ref}")
+    draft = replace(
+        changed,
+        version=number,
+        status=Status.DRAFT,
+        change_log=(*base.change_log, entry),
+        approvals=(),
+        created_at=utc_now(),
+    )
+    same = next((v for v in await service.store.versions(sop_id) if same_content(v, draft)), None)
+    if same is not None:
+        raise InputError(
+            f"the edit is the same procedure as {same.ref} ({same.status})",
+            field="card" if body.card is not None else "steps",
+            fix="change the steps, goal, scope or notes; a version is saved only when it differs",
+        )
+    stored = await service.store.add_version(draft)
+    await service.store.request_review(sop_id, stored.version, body.reviewers)
+    return await _version_dict(service, stored, full=True)
+
+
+def _from_fields(base: SopVersion, body: EditBody) -> SopVersion:
+    if body.steps is None and body.goal is None and body.body is None:
+        raise InputError(
+            "the edit changes nothing",
+            field="steps",
+            fix="send `card` (the card text) or any of `steps`, `goal`, `body`",
+        )
+    steps = body.steps or [_card_step(s) for s in base.steps]
+    data = {
+        "id": base.sop_id,
+        "version": base.version,
+        "scope": base.scope,
+        "goal": body.goal if body.goal is not None else base.goal,
+        "steps": [s.model_dump() for s in steps],
+        "body": body.body if body.body is not None else base.body,
+    }
+    where = Path(f"{base.sop_id}.md")
+    return card_to_version(validate(SopCard, data, file=where, lines={}, error_cls=SopCardError))
+
+
+def _card_step(step: Step) -> SopStep:
+    data = asdict(step)
+    speakers = data.pop("speakers")
+    return SopStep(**{**data, "speaker": speakers[0] if len(speakers) == 1 else list(speakers)})
+
+
+def _from_card(sop_id: str, text: str) -> SopVersion:
+    # The error body has no line: say it in the message, counted in the text as sent.
+    try:
+        return _parse_card(sop_id, text)
+    except InputError as exc:
+        at = f"card line {exc.line}: " if exc.line is not None else "card: "
+        raise SopCardError(at + exc.message, field=exc.field or "card", fix=exc.fix) from exc
+
+
+def _parse_card(sop_id: str, text: str) -> SopVersion:
+    where = Path(f"{sop_id}.md")
+    yaml_text, notes, first = split_front_matter(text, where)
+    data, lines = load_yaml_text(yaml_text, file=where, error_cls=SopCardError, first_line=first)
+    if not isinstance(data, dict):
+        raise SopCardError("the front matter is not a mapping of fields", file=where, line=first)
+    if "body" in data:
+        raise SopCardError(
+            "'body' is not a front-matter field",
+            file=where,
+            line=lines.get(("body",)),
+            field="body",
+            fix="write the notes after the closing '---' instead",
+        )
+    if data.get("id", sop_id) != sop_id:
+        raise SopCardError(
+            f"the card's id is '{data['id']}', not '{sop_id}'",
+            file=where,
+            line=lines.get(("id",)),
+            field="id",
+            fix=f"an edit stays in its SOP: write `id: {sop_id}` (a new SOP is a new card)",
+        )
+    # The server numbers the version, makes it a draft and writes its change log entry.
+    data = {k: v for k, v in data.items() if k not in ("version", "status", "change_log")}
+    data.update(id=sop_id, version=1, body=notes)
+    card = validate(SopCard, data, file=where, lines=lines, error_cls=SopCardError)
+    return card_to_version(card)

@@ -1,0 +1,65 @@
+"""The room viewer: one page at ``/`` and its few assets under ``/viewer/``.
+
+Served from the package (``viewer/``), never from the data folder: nothing a room writes can
+become part of the page. The page needs no token to load; it asks for one and sends it with
+every API call (see ``viewer/api.js``). Its content security policy allows only its own
+scripts and styles, so even a mistake that put room text into HTML could not run it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse
+
+from framework.surfaces.server.problems import Problem
+
+VIEWER_DIR = Path(__file__).with_name("viewer")
+"""The page's files, installed with the package (pyproject package-data)."""
+
+_MEDIA = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    # A new server version must not run against a cached older script.
+    "Cache-Control": "no-cache",
+}
+
+ASSETS = frozenset(
+    p.name for p in VIEWER_DIR.glob("*") if p.suffix in _MEDIA and p.name != "index.html"
+)
+"""The assets ``/viewer/{name}`` serves (listed once, when the module loads)."""
+
+router = APIRouter(include_in_schema=False)
+
+
+def _file(name: str) -> FileResponse:
+    path = VIEWER_DIR / name
+    # Only the files the package ships, by exact name: no path from the request reaches disk.
+    if name not in ASSETS or not path.is_file():
+        raise Problem(
+            404,
+            "not_found",
+            f"the viewer has no file '{name[:80]}'",
+            fix=f"the page is at /; its assets are {', '.join(sorted(ASSETS))}",
+        )
+    return FileResponse(path, media_type=f"{_MEDIA[path.suffix]}; charset=utf-8", headers=_HEADERS)
+
+
+@router.get("/")
+async def page() -> FileResponse:
+    """The room viewer page."""
+    return FileResponse(
+        VIEWER_DIR / "index.html", media_type="text/html; charset=utf-8", headers=_HEADERS
+    )
+
+
+@router.get("/viewer/{name}")
+async def asset(name: str) -> FileResponse:
+    """One of the page's scripts or its stylesheet."""
+    return _file(name)

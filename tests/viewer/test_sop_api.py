@@ -1,0 +1,188 @@
+"""``/api/sops`` over real HTTP: the library and its metrics, edits as new versions, and the
+review rule the CLI enforces (the same data folder refuses the same publish the same way)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import httpx
+from viewer_harness import VIEWER, Server
+
+SOPS = "/api/sops"
+V1 = f"{SOPS}/tech-article/versions/1"
+
+
+def run_room(client: httpx.Client) -> None:
+    opened = client.put("/api/rooms/launch-42", json={"scenario": "tech-article"})
+    assert opened.status_code == 200, opened.text
+    # Queued behind the room's entry: it answers the step that waits for the author.
+    posted = client.post(
+        "/api/sessions/room:launch-42/messages", json={"text": "方向没问题", "author": "author"}
+    )
+    assert posted.status_code == 200, posted.text
+    assert posted.json()["events"][-1]["kind"] == "outcome"
+
+
+def edit(client: httpx.Client, **body: Any) -> httpx.Response:
+    return client.post(f"{SOPS}/tech-article/versions", json={"author": "alice", **body})
+
+
+def error(response: httpx.Response) -> dict[str, Any]:
+    body: dict[str, Any] = response.json()["error"]
+    return body
+
+
+def test_the_library_shows_each_versions_metrics_and_why_it_wins(server: Server) -> None:
+    with server.client() as client:
+        run_room(client)
+        (sop,) = client.get(SOPS).json()["sops"]
+        assert (sop["id"], sop["best"], sop["trial"]) == ("tech-article", 1, None)
+        (v1,) = sop["versions"]
+        assert v1["status"] == "published"
+        metrics = v1["metrics"]
+        assert (metrics["references"], metrics["runs"], metrics["successes"]) == (1, 1, 1)
+        assert metrics["success_rate"] == 1.0
+        assert metrics["hit_rate_by_user"] == {"author": 1.0}
+        assert (metrics["corrections"], metrics["replaced"], metrics["lacking_evidence"]) == (
+            0,
+            0,
+            0,
+        )
+        assert v1["score"] is not None and v1["ineligible"] is None
+
+        shown = client.get(V1).json()
+        assert [s["speakers"] for s in shown["steps"]] == [
+            ["pm"],
+            ["engineer"],
+            ["designer"],
+            ["pm"],
+        ]
+        assert shown["steps"][1]["waits_for_input"] is True
+        assert shown["card"].startswith("---\nid: tech-article\nversion: 1\n")
+        assert shown["text"].startswith("SOP tech-article@1")
+        assert [e["by"] for e in shown["change_log"]] == ["admin"]
+
+        explained = client.get(f"{SOPS}/tech-article/explain").json()
+        assert explained["winner"] == "tech-article@1"
+        assert explained["lines"][0].startswith("tech-article@1 wins")
+        terms = {t["name"] for t in explained["ranked"][0]["terms"]}
+        assert terms == {"success", "corrections", "usage", "recency", "sink"}
+
+
+def test_publishing_needs_the_reviewers_the_cli_needs(server: Server) -> None:
+    with server.client() as client:
+        steps = client.get(V1).json()["steps"]
+        new_steps = [
+            {"speaker": s["speakers"][0], "do": s["do"], "waits_for_input": s["waits_for_input"]}
+            for s in steps
+        ]
+        new_steps.insert(3, {"speaker": "engineer", "do": "事实核查：逐条核对数据出处"})
+        made = edit(client, steps=new_steps, note="add a fact check", reviewers=["bob"])
+        assert made.status_code == 201, made.text
+        v2 = made.json()
+        assert (v2["ref"], v2["status"], v2["awaiting"]) == ("tech-article@2", "draft", ["bob"])
+        assert v2["change_log"][-1] == {
+            "version": 2,
+            "why": "add a fact check",
+            "by": "alice",
+            "source": "edit of tech-article@1",
+        }
+        diff = client.get(f"{SOPS}/tech-article/versions/2/diff").json()
+        assert diff["against"] == "tech-article@1"  # the best version
+        assert "+ 4. engineer: 事实核查：逐条核对数据出处" in diff["steps"]
+        assert [e["why"] for e in diff["change_log"]] == ["add a fact check"]
+
+        refused = client.post(f"{SOPS}/tech-article/versions/2/publish", json={})
+        assert refused.status_code == 409
+        assert error(refused)["type"] == "approval_needed"
+        assert error(refused)["message"] == "SOP tech-article@2 needs approval from: bob"
+        assert "--by bob" in error(refused)["fix"]
+        assert refused.json()["awaiting"] == ["bob"]
+
+        approved = client.post(f"{SOPS}/tech-article/versions/2/approve", json={"reviewer": "bob"})
+        assert approved.json()["awaiting"] == []
+        more = client.post(f"{SOPS}/tech-article/versions/2/publish", json={"require": ["dana"]})
+        assert more.status_code == 409 and more.json()["awaiting"] == ["dana"]
+        client.post(f"{SOPS}/tech-article/versions/2/approve", json={"reviewer": "dana"})
+        published = client.post(
+            f"{SOPS}/tech-article/versions/2/publish", json={"require": ["dana"]}
+        )
+        assert published.status_code == 200, published.text
+        assert (published.json()["status"], published.json()["trial"]) == ("published", True)
+
+        # A draft that names nobody needs one approval by anyone, as `sop publish` says.
+        bare = edit(client, base=1, goal="技术文章从立题到发布", note="wider goal")
+        assert bare.status_code == 201 and bare.json()["reviewers"] == []
+        nobody = client.post(f"{SOPS}/tech-article/versions/3/publish", json={})
+        assert nobody.status_code == 409
+        assert "nobody has approved" in error(nobody)["message"]
+
+    server.stop()  # the CLI on the same data folder refuses the same publish in the same words
+    command = ["sop", "--data-dir", str(server.data), "publish", "tech-article@3"]
+    cli = subprocess.run(
+        [sys.executable, "-m", "framework", *command],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert cli.returncode == 2
+    assert error(nobody)["message"] in cli.stderr + cli.stdout
+
+
+def test_edits_and_lookups_that_cannot_work_say_what_to_fix(server: Server) -> None:
+    with server.client() as client:
+        card = client.get(V1).json()["card"]
+        other = edit(client, card=card.replace("id: tech-article", "id: other"), note="x")
+        assert other.status_code == 400 and error(other)["field"] == "id"
+        same = edit(client, card=card, note="no change")
+        assert same.status_code == 400
+        assert (
+            error(same)["message"] == "the edit is the same procedure as tech-article@1 (published)"
+        )
+        broken = edit(client, card="---\nsteps: 3\n---\n", note="x")
+        assert broken.status_code == 400 and error(broken)["field"] == "scope"
+        assert error(broken)["message"].startswith("card line 2: missing field 'scope'")
+        nothing = edit(client, note="x")
+        assert nothing.status_code == 400 and error(nothing)["field"] == "steps"
+        no_note = client.post(f"{SOPS}/tech-article/versions", json={"author": "a", "card": card})
+        assert no_note.status_code == 422 and error(no_note)["field"] == "note"
+
+        unknown = client.get(f"{SOPS}/nope/versions/1")
+        assert unknown.status_code == 404 and "tech-article" in error(unknown)["fix"]
+        missing = client.get(f"{SOPS}/tech-article/versions/9")
+        assert (
+            missing.status_code == 404 and error(missing)["fix"] == "versions of 'tech-article': 1"
+        )
+        assert client.get(f"{SOPS}/tech-article/versions/0").status_code == 422
+        extra = client.post(f"{V1}/approve", json={"reviewer": "bob", "role": "boss"})
+        assert extra.status_code == 422
+        blank = client.post(f"{V1}/deprecate", json={"reason": "  "})
+        assert blank.status_code == 400 and error(blank)["field"] == "reason"
+        assert client.get(V1).json()["status"] == "published"  # nothing changed
+
+
+def test_tokens_need_sop_read_to_look_and_sop_write_to_change(server: Server) -> None:
+    with server.client(token=None) as anonymous:
+        assert anonymous.get(SOPS).status_code == 401
+    with server.client(token=VIEWER) as viewer:
+        assert viewer.get(SOPS).status_code == 200
+        refused = viewer.post(f"{V1}/deprecate", json={"reason": "old"})
+        assert refused.status_code == 403 and error(refused)["field"] == "operations"
+        assert viewer.get(V1).json()["status"] == "published"
+
+
+def test_the_page_and_its_assets_come_from_the_package_only(server: Server) -> None:
+    with httpx.Client(base_url=server.url) as client:
+        page = client.get("/")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+        script = client.get("/viewer/viewer.js")
+        assert script.headers["content-type"].startswith("text/javascript")
+        assert "textContent" in script.text
+        (server.data / "evil.js").write_text("alert(1)", encoding="utf-8")
+        for path in ["/viewer/evil.js", "/viewer/..%2F..%2Fapp.py", "/viewer/index.html"]:
+            response = client.get(path)
+            assert response.status_code == 404, path
+            assert response.json()["error"]["type"] == "not_found"
