@@ -192,6 +192,9 @@ class Room:
                 log.sync()
                 yield event
             elif await self._already_routed(event.id):
+                # Answered already, unless a crash cut its run short: finish that run now.
+                async for produced in self._drive(None):
+                    yield produced
                 return
             async for produced in self._drive({"id": event.id, "author": who, "content": text}):
                 yield produced

@@ -79,14 +79,29 @@ class Gateway:
     async def open_room(self, room_id: str, scenario: str) -> Room:
         """The room ``room_id`` running ``scenario``; a new one enters in the background (its
         announcement and first steps come through :meth:`subscribe`)."""
-        known = self._lanes.get(f"room:{room_id}")
-        if known is not None and scenario in (known.room.scenario_id, str(known.room.scenario_id)):
+        wanted = self.staff.catalog.scenario(scenario).id
+        key = str(SessionKey.parse(f"room:{room_id}"))
+        known = self._lanes.get(key)
+        running = known.room.scenario_id if known is not None else self._stored_scenario(key)
+        if running is not None and running != wanted:
+            raise InputError(
+                f"room {key} runs scenario '{running}', not '{wanted}'",
+                field="scenario",
+                fix=f"open it with scenario '{running}', or use another room id",
+            )
+        if known is not None:
             return known.room
         room = await self.staff.room(room_id, scenario)
         lane = self._lane(room)
         if not (await room.status()).entered and not lane.busy:
             lane.push(Item(message_id=f"start-{room.key}", author="system", texts=[], start=True))
         return room
+
+    def _stored_scenario(self, key: str) -> str | None:
+        log = self.staff.sessions.log(SessionKey.parse(key))
+        entry = next((e for e in log.iter_events() if e.meta.get("entry")), None)
+        content = entry.content if entry is not None else None
+        return str(content["scenario"]) if isinstance(content, dict) else None
 
     async def open_dm(self, employee: str, user: str) -> Room:
         """The DM of ``user`` with ``employee``."""
@@ -157,32 +172,41 @@ class Gateway:
         """
         room = await self.session(key)
         who = check_name(room.humans[0] if author is None else author, field="author")
+        if who in room.participants:
+            raise InputError(
+                f"'{who}' is an employee of {room.key}; people post, employees answer",
+                field="author",
+                fix="post as a person (e.g. " + ", ".join(room.humans) + ")",
+            )
         if not text.strip():
             raise InputError("a message needs some text", field="text", fix="post some text")
         if message_id is not None and not message_id.strip():
             raise InputError("message_id is empty", field="message_id", fix="omit it or set it")
         if message_id is not None:
-            mid, ledger_key = message_id, f"msg:{message_id}"  # the platform's id comes first
+            mid = message_id  # the platform's id names the message
         elif idempotency_key is not None:
-            digest = hashlib.sha256(idempotency_key.encode()).hexdigest()[:20]
-            mid, ledger_key = f"idem-{digest}", f"idem:{idempotency_key}"
+            mid = "idem-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:20]
         else:
             mid = new_event_id()
-            ledger_key = f"msg:{mid}"
+        # Both names of the message are remembered: a retry by either gets the first result.
+        keys = [f"idem:{idempotency_key}"] if idempotency_key is not None else []
+        keys += [f"msg:{mid}"] if message_id is not None or not keys else []
         lane = self._lane(room)
-        known = await self.ledger.claim(
-            room.key, ledger_key, message_id=mid, author=who, text=text, state="queued"
-        )
-        if known is not None:
-            return await self._replay(known.message_id, room.key, ledger_key, wait=wait)
+        for ledger_key in keys:
+            known = await self.ledger.claim(
+                room.key, ledger_key, message_id=mid, author=who, text=text, state="queued"
+            )
+            if known is not None:
+                return await self._replay(known.message_id, room.key, ledger_key, wait=wait)
         # Decided after the ledger write, with no await until the lane holds the message, so
         # concurrent posts see each other (a busy room, a message to join).
         target = lane.coalesce_target(who)
-        if lane.policy == "reject" and lane.busy:
+        if lane.policy == "reject" and lane.answering:
+            # Not accepted, so not remembered: the same message sent again once the room is
+            # idle is posted (a platform's retry must not be refused for a week).
+            await self.ledger.forget(room.key, mid)
             status = (await room.status()).to_dict()
-            result = PostResult(room.key, mid, "rejected", lane.policy, room=status)
-            await self.ledger.update(room.key, mid, state="rejected", result=result.to_dict())
-            return result
+            return PostResult(room.key, mid, "rejected", lane.policy, room=status)
         if target is not None:
             target.texts.append(text)
             target.merged.append(mid)
@@ -247,8 +271,10 @@ class Gateway:
                 continue
             seen.add((entry.session, entry.message_id))
             room = await self.session(entry.session)
+            parts = await self.ledger.merged_into(entry.session, entry.message_id)
+            merged = list(dict.fromkeys(p.message_id for p in parts))
             self._lane(room).push(
-                Item(message_id=entry.message_id, author=entry.author, texts=[entry.text])
+                Item(entry.message_id, entry.author, texts=[entry.text], merged=merged)
             )
 
     # -- plumbing ----------------------------------------------------------------------------

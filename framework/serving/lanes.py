@@ -57,6 +57,11 @@ class Lane:
         return self.room.settings.double_texting
 
     @property
+    def answering(self) -> bool:
+        """A person's message is being answered or waits (the room's entry does not count)."""
+        return any(not item.start for item in self.waiting())
+
+    @property
     def busy(self) -> bool:
         """A run is under way, or messages wait for one."""
         return self.current is not None or bool(self.items)
@@ -116,6 +121,9 @@ class Lane:
         async for event in stream:
             events.append(event)
             self._emit(room.key, event)
+        if not item.start and (not events or events[0].id != item.message_id):
+            # Stored and (partly) answered before a restart: the result is all of it.
+            events = _since(room.history(), item.message_id) or events
         last = events[-1] if events else None
         stopped = (
             last is not None
@@ -130,3 +138,14 @@ class Lane:
             policy=self.policy,
             events=events,
         )
+
+
+def _since(history: list[Event], message_id: str) -> list[Event]:
+    """The message ``message_id`` and what followed it until the next person's message
+    (empty when the log does not hold it)."""
+    for index, event in enumerate(history):
+        if event.id == message_id:
+            rest = history[index + 1 :]
+            end = next((i for i, e in enumerate(rest) if e.meta.get("human")), len(rest))
+            return [event, *rest[:end]]
+    return []

@@ -123,6 +123,12 @@ class IngestLedger:
         """Every entry (message id and idempotency key alike) naming ``message_id``."""
         return await self._select("WHERE session = ? AND message_id = ?", (session, message_id))
 
+    async def merged_into(self, session: str, message_id: str) -> list[Entry]:
+        """The messages coalesced into ``message_id``, in arrival order."""
+        return await self._select(
+            "WHERE session = ? AND merged_into = ? ORDER BY seq", (session, message_id)
+        )
+
     async def pending(self) -> list[Entry]:
         """Accepted messages never answered (a crash or a stop came first), oldest first."""
         return await self._select("WHERE state IN ('queued', 'running') ORDER BY seq", ())

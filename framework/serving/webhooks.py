@@ -80,7 +80,7 @@ def sign(secret: str, body: bytes) -> str:
 
 def verify(secret: str, body: bytes, signature: str) -> bool:
     """Whether ``signature`` is ``body``'s (what a receiver runs; constant-time compare)."""
-    return hmac.compare_digest(sign(secret, body), signature)
+    return hmac.compare_digest(sign(secret, body).encode(), signature.encode())
 
 
 def is_employee_message(event: Event) -> bool:

@@ -16,6 +16,9 @@ from pathlib import Path
 
 from framework.sessions.events import Event
 
+CHUNK = 1 << 20
+"""Bytes read at a time (a long log is read in several)."""
+
 POLL_SECONDS = 0.1
 """How often a follower looks for new lines (a stat call; cheap next to a model turn)."""
 
@@ -29,16 +32,19 @@ async def follow_log(
     ``Last-Event-ID``) also starts at the first event: the caller may see events twice, never
     miss one. Malformed lines are skipped (the log's readers report them). Runs until cancelled.
     """
-    offset = 0
-    pending = b""
+    boundary = 0  # where the first unfinished line starts: everything before it was read
+    seen_to = 0  # the file size at the last read
     skipping = after is not None
     held: list[Event] = []  # events read while looking for ``after``
     while True:
-        chunk = _read_from(path, offset)
+        # Read again from the line boundary: a torn tail a writer cut off (quarantined) and
+        # wrote over is then read as what it became, never glued to the new line.
+        chunk = _read_from(path, boundary, seen_to)
         if chunk:
-            offset += len(chunk)
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()  # an unfinished line waits for its newline
+            seen_to = boundary + len(chunk)
+            lines = chunk.split(b"\n")
+            unfinished = lines.pop()
+            boundary = seen_to - len(unfinished)
             for raw in lines:
                 event = _parse(raw)
                 if event is None:
@@ -50,6 +56,8 @@ async def follow_log(
                         held.append(event)
                     continue
                 yield event
+            if not lines:
+                await asyncio.sleep(poll)  # only an unfinished line: wait for its newline
             continue  # read on before sleeping: a long log comes in several chunks
         if skipping and held:
             # Caught up without meeting ``after``: it is not in this log, so start from the top.
@@ -57,18 +65,25 @@ async def follow_log(
             for event in held:
                 yield event
             held = []
-        elif skipping and not held and offset > 0:
+        elif skipping and not held and boundary > 0:
             skipping = False
         await asyncio.sleep(poll)
 
 
-def _read_from(path: Path, offset: int) -> bytes:
+def _read_from(path: Path, offset: int, seen_to: int) -> bytes:
     try:
-        if os.stat(path).st_size <= offset:
+        size = os.stat(path).st_size
+        if size == seen_to or size <= offset:
             return b""
         with open(path, "rb") as handle:
             handle.seek(offset)
-            return handle.read(1 << 20)
+            data = handle.read(CHUNK)
+            while b"\n" not in data:  # one line longer than a chunk: read on to its end
+                more = handle.read(CHUNK)
+                if not more:
+                    break
+                data += more
+            return data
     except FileNotFoundError:
         return b""  # a session with no events yet: its log appears with the first one
 

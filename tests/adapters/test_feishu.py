@@ -120,6 +120,11 @@ def test_challenges_and_what_feishu_did_not_send(feishu: Served) -> None:
         "unsigned": signed(encrypted(message, SHARED[1]), None),
         "bad signature": signed(encrypted(message, SHARED[1]), "not-the-key"),
         "unknown key": signed(encrypted(message, "not-the-key"), None),
+        "odd token": signed(challenge | {"token": "é"}, None),
+        "odd signature": (
+            signed(encrypted(message, SHARED[1]), SHARED[1])[0],
+            signed(encrypted(message, SHARED[1]), SHARED[1])[1] | {"x-lark-signature": b"\xe9"},
+        ),
     }
     for name, (raw, headers) in cases.items():
         response = feishu.post("/adapters/feishu/events", raw, headers)

@@ -99,6 +99,9 @@ def test_only_requests_slack_signed_get_in(slack: Served) -> None:
         ("wrong secret", signed(body, secret="not-the-secret-at-all-0000")[1]),
         ("stale", signed(body, at=time.time() - 600)[1]),
         ("tampered", headers),
+        # Not ASCII: str comparisons and int() would raise (a 500), an attacker's choice.
+        ("odd timestamp", headers | {"x-slack-request-timestamp": b"\xb2"}),
+        ("odd signature", headers | {"x-slack-signature": b"v0=\xe9"}),
     ]:
         sent = raw.replace(b"hello", b"hellO") if name == "tampered" else raw
         response = slack.post("/adapters/slack/events", sent, bad)

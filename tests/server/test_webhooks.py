@@ -222,3 +222,10 @@ def test_the_server_pushes_a_rooms_employee_messages(
     assert len(delivered) == len(replies) + 2  # two refused tries of the first one
     assert not (data / "webhook_failures.jsonl").exists()
     assert "webhook" in server.log()
+
+
+def test_verify_says_no_to_a_signature_that_is_not_ascii() -> None:
+    from framework.serving.webhooks import sign, verify
+
+    assert verify("s" * 16, b"{}", sign("s" * 16, b"{}"))
+    assert not verify("s" * 16, b"{}", "sha256=é")

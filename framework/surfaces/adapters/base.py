@@ -22,6 +22,7 @@ request really comes from the platform (:class:`Unverified` when not), read it a
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -43,6 +44,12 @@ OUTBOX = 1000
 ACK_WITHIN = 2.0
 """Seconds a webhook waits for its message to be accepted before answering 200 anyway
 (Slack and Feishu give up on an answer after 3 seconds and send the event again)."""
+
+
+def same_secret(expected: str, given: str) -> bool:
+    """Constant-time comparison of two secrets as bytes (a str compare raises on non-ASCII
+    input, which an attacker controls: that must be a 401, not a 500)."""
+    return hmac.compare_digest(expected.encode(), given.encode())
 
 
 class Unverified(InputError):

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import hmac
 import json
 import time
 from collections.abc import Mapping
@@ -43,6 +42,7 @@ from framework.surfaces.adapters.base import (
     Inbound,
     PlatformError,
     Unverified,
+    same_secret,
 )
 from framework.surfaces.adapters.mapping import GroupMapping, MappingDoc, Place
 
@@ -236,7 +236,9 @@ class FeishuAdapter(ChatAdapter):
         stamp = headers.get("x-lark-request-timestamp", "")
         nonce = headers.get("x-lark-request-nonce", "")
         skew = self.doc.max_clock_skew
-        if skew and (not stamp.isdigit() or abs(time.time() - int(stamp)) > skew):
+        if skew and (
+            not (stamp.isascii() and stamp.isdigit()) or abs(time.time() - int(stamp)) > skew
+        ):
             raise Unverified(
                 f"X-Lark-Request-Timestamp is more than {skew} seconds off",
                 field="X-Lark-Request-Timestamp",
@@ -246,7 +248,7 @@ class FeishuAdapter(ChatAdapter):
             app
             for app in self._apps
             if app.doc.encrypt_key
-            and hmac.compare_digest(_signature(stamp, nonce, app.doc.encrypt_key, body), signature)
+            and same_secret(_signature(stamp, nonce, app.doc.encrypt_key, body), signature)
         ]
         if not found:
             raise Unverified(
@@ -276,7 +278,7 @@ class FeishuAdapter(ChatAdapter):
     def _token_owner(self, token: Any, apps: list[_App]) -> _App:
         for app in apps:
             expected = app.doc.verification_token or ""
-            if expected and isinstance(token, str) and hmac.compare_digest(expected, token):
+            if expected and isinstance(token, str) and same_secret(expected, token):
                 return app
         raise Unverified(
             "the verification token does not match",

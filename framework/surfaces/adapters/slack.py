@@ -17,7 +17,6 @@ are echoes and ignored; other bots' messages reach the room.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import re
 import time
 from collections.abc import Mapping
@@ -30,7 +29,13 @@ from slack_sdk.signature import SignatureVerifier
 
 from framework.errors import InputError
 from framework.specs.yaml_loader import spec_error
-from framework.surfaces.adapters.base import Challenge, ChatAdapter, Inbound, Unverified
+from framework.surfaces.adapters.base import (
+    Challenge,
+    ChatAdapter,
+    Inbound,
+    Unverified,
+    same_secret,
+)
 from framework.surfaces.adapters.mapping import GroupMapping, MappingDoc, Place
 
 MAX_SKEW = 300
@@ -186,7 +191,7 @@ class SlackAdapter(ChatAdapter):
                 field="X-Slack-Signature",
                 fix="only Slack may call this URL: " + fix,
             )
-        if not stamp.isdigit() or abs(time.time() - int(stamp)) > MAX_SKEW:
+        if not (stamp.isascii() and stamp.isdigit()) or abs(time.time() - int(stamp)) > MAX_SKEW:
             raise Unverified(
                 "X-Slack-Request-Timestamp is more than 5 minutes off (a replay?)",
                 field="X-Slack-Request-Timestamp",
@@ -194,7 +199,7 @@ class SlackAdapter(ChatAdapter):
             )
         for secret in self._secrets:
             expected = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
-            if expected is not None and hmac.compare_digest(expected, signature):
+            if expected is not None and same_secret(expected, signature):
                 return
         raise Unverified("X-Slack-Signature does not match", field="X-Slack-Signature", fix=fix)
 
