@@ -139,21 +139,8 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         ]
         if phase == "sop":
             deferred += [p for p in picks if p not in deferred]
-        elif picks:
-            queue += picks
-        elif len(deps.plan.employees) == 1:
-            # A DM (or a one-employee room): nobody to choose between.
-            queue.append(make_pick(deps.plan.participants[0], Why.DIRECT))
         else:
-            chosen, note = await select_speaker(
-                deps, last_speaker=state.get("last_speaker"), last_text=msg["content"]
-            )
-            if note:  # round robin stood in for the selector model: record why
-                used = {"what": "selector", "used": "round_robin", "reason": note}
-                fid = f"{state['epoch']}-{msg['id']}-select"
-                sink.emit(EventKind.FALLBACK, "system", used, id=fid)
-                note = f"round robin: {note}"
-            queue.append(make_pick(chosen, Why.SELECTOR, note=note))
+            queue += picks or await _unmentioned(state, deps, sink, msg)
     update.update(consumed=consumed, run_turns=run_turns, queue=queue, deferred=deferred)
     merged = {**state, **update}
     if run_turns >= settings.max_turns:
@@ -180,6 +167,25 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     if phase == "wrapup":
         return await _finish(merged, deps, sink, "sop_complete", "sop-complete")
     return Command(goto=END, update=update)
+
+
+async def _unmentioned(
+    state: RoomState, deps: RoomDeps, sink: EventSink, msg: dict[str, Any]
+) -> list[Pick]:
+    """Who answers a free-chat message that mentions nobody."""
+    if len(deps.plan.employees) == 1:
+        # A DM (or a one-employee room): nobody to choose between.
+        return [make_pick(deps.plan.participants[0], Why.DIRECT)]
+    if deps.plan.settings.selector == "none":
+        return []  # employees speak when @mentioned (a busy group chat)
+    chosen, note = await select_speaker(
+        deps, last_speaker=state.get("last_speaker"), last_text=msg["content"]
+    )
+    if note:  # round robin stood in for the selector model: record why
+        used = {"what": "selector", "used": "round_robin", "reason": note}
+        sink.emit(EventKind.FALLBACK, "system", used, id=f"{state['epoch']}-{msg['id']}-select")
+        note = f"round robin: {note}"
+    return [make_pick(chosen, Why.SELECTOR, note=note)]
 
 
 def _interrupted(phase: str, queue: list[Pick], update: dict[str, Any]) -> Command[Any]:

@@ -114,8 +114,10 @@ class ScenarioSettings(BaseModel):
     model: ModelSpec | None = Field(
         default=None, description="model for every employee here (overrides the cards)"
     )
-    selector: Literal["round_robin", "model"] = Field(
-        default="round_robin", description="who speaks when neither the SOP nor an @mention decides"
+    selector: Literal["round_robin", "model", "none"] = Field(
+        default="round_robin",
+        description="who speaks when neither the SOP nor an @mention decides (none: nobody; "
+        "employees speak only when @mentioned or handed the turn, as a busy group chat wants)",
     )
     selector_model: ModelSpec | None = Field(
         default=None, description="model used by selector: model (default: the room's model)"

@@ -25,10 +25,13 @@ settings:
 def desk(tmp_path: Path) -> Callable[..., Path]:
     """Write a scenario file with the given double-texting policy; return its path."""
 
-    def write(policy: str = "enqueue", *, delay: float = 0.0, window: float = 0.3) -> Path:
+    def write(
+        policy: str = "enqueue", *, delay: float = 0.0, window: float = 0.3, extra: str = ""
+    ) -> Path:
         path = tmp_path / "scenarios" / f"desk_{policy}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(SCENARIO.format(policy=policy, delay=delay, window=window), "utf-8")
+        text = SCENARIO.format(policy=policy, delay=delay, window=window) + extra
+        path.write_text(text, "utf-8")
         return path
 
     return write

@@ -283,3 +283,17 @@ async def test_coalesced_parts_keep_their_result_across_a_crash(
     assert part.duplicate and part.status == "coalesced" and part.merged_into == "c0"
     assert humans(part.events)[0].meta["merges"] == ["c1"]
     assert employees_said(part.events)
+
+
+async def test_with_selector_none_employees_answer_only_when_mentioned(
+    settings: Settings, desk: Callable[..., Path]
+) -> None:
+    scenario = str(desk(extra="  selector: none\n"))
+    async with await Staffroom.open(settings=settings) as staff:
+        gateway = await Gateway.open(staff)
+        room = await gateway.open_room("r13", scenario)
+        chatter = await gateway.post(room.key, "lunch at noon?", author="alice")
+        asked = await gateway.post(room.key, "@engineer is the build green?", author="bob")
+        await gateway.close()
+    assert chatter.status == "done" and employees_said(chatter.events) == []
+    assert [e.author for e in employees_said(asked.events)] == ["engineer"]
