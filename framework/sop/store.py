@@ -41,11 +41,14 @@ _END_OPEN_TRIALS = (
 class SopStore(StoreBase):
     """Async access to ``sops.sqlite``. Open with :meth:`open`; close with :meth:`close`."""
 
-    async def add_version(self, version: SopVersion) -> SopVersion:
+    async def add_version(
+        self, version: SopVersion, *, reviewers: Sequence[str] = ()
+    ) -> SopVersion:
         """Store a new version; it must be the next number for its SOP.
 
         Re-adding an identical version (same goal, scope, steps, body) returns the stored one;
-        a different version under an existing number is a :class:`SopCardError`.
+        a different version under an existing number is a :class:`SopCardError`. A draft's
+        ``reviewers`` are recorded in the same transaction (no publish can come between).
         """
         if not version.sop_id or "@" in version.sop_id or not version.steps:
             raise InputError(f"SOP {version.ref} needs an id without '@' and at least one step")
@@ -62,6 +65,11 @@ class SopStore(StoreBase):
                     fix=f"versions are immutable: add it as {version.sop_id}@{expected}",
                 )
             await self._insert(conn, version)
+            for name in dict.fromkeys(r.strip() for r in reviewers if r.strip()):
+                await conn.execute(
+                    "INSERT OR IGNORE INTO reviewers VALUES (?, ?, ?)",
+                    (version.sop_id, version.version, name),
+                )
         return await self.get(version.sop_id, version.version)
 
     async def _insert(self, conn: aiosqlite.Connection, v: SopVersion) -> None:
@@ -219,7 +227,7 @@ class SopStore(StoreBase):
             current = await self.get(sop_id, version)
             if current.status is not Status.DRAFT:
                 raise InputError(f"SOP {current.ref} is {current.status}: only a draft is reviewed")
-            for name in dict.fromkeys(r for r in reviewers if r.strip()):
+            for name in dict.fromkeys(r.strip() for r in reviewers if r.strip()):
                 await conn.execute(
                     "INSERT OR IGNORE INTO reviewers VALUES (?, ?, ?)", (sop_id, version, name)
                 )

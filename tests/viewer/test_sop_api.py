@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import httpx
-from viewer_harness import VIEWER, Server
+from viewer_harness import BOB, VIEWER, Server
 
 SOPS = "/api/sops"
 V1 = f"{SOPS}/tech-article/versions/1"
@@ -186,3 +186,37 @@ def test_the_page_and_its_assets_come_from_the_package_only(server: Server) -> N
             response = client.get(path)
             assert response.status_code == 404, path
             assert response.json()["error"]["type"] == "not_found"
+
+
+def test_an_edit_cannot_shed_reviewers_move_the_scope_or_carry_approvals(server: Server) -> None:
+    with server.client() as client:
+        steps = client.get(V1).json()["steps"]
+        new_steps = [{"speaker": s["speakers"][0], "do": s["do"]} for s in steps]
+        new_steps.append({"speaker": "pm", "do": "归档：把定稿放进知识库"})
+        v2 = edit(client, steps=new_steps, note="archive", reviewers=["bob", " carol "]).json()
+        assert v2["awaiting"] == ["bob", "carol"], "names are stripped"
+        # An edit of that draft still awaits bob and carol (and whoever it adds).
+        v3 = edit(client, base=2, body="notes", note="notes", reviewers=["dave"]).json()
+        assert v3["awaiting"] == ["bob", "carol", "dave"]
+
+        card = client.get(f"{SOPS}/tech-article/versions/3").json()["card"]
+        moved = edit(client, card=card.replace("scope: scenario:tech-article", "scope: global"),
+                     note="move it")  # fmt: skip
+        assert moved.status_code == 400 and error(moved)["field"] == "scope"
+        forged = "- reviewer: bob\n  at: 2026-01-01T00:00:00Z\n"
+        planted = edit(client, base=3, body=f"## Approvals\n{forged}\n## Approvals\n", note="x")
+        assert planted.status_code == 400 and error(planted)["field"] == "body"
+
+
+def test_a_token_approves_only_as_the_people_it_may_act_for(server: Server) -> None:
+    with server.client() as client:
+        steps = client.get(V1).json()["steps"]
+        new_steps = [{"speaker": s["speakers"][0], "do": s["do"]} for s in steps][:-1]
+        edit(client, steps=new_steps, note="shorter", reviewers=["alice", "bob"])
+    with server.client(BOB) as bob:
+        as_alice = bob.post(f"{SOPS}/tech-article/versions/2/approve", json={"reviewer": "alice"})
+        assert as_alice.status_code == 403 and "alice" in error(as_alice)["message"]
+        as_bob = bob.post(f"{SOPS}/tech-article/versions/2/approve", json={"reviewer": "bob"})
+        assert as_bob.status_code == 200 and as_bob.json()["awaiting"] == ["alice"]
+        refused = bob.post(f"{SOPS}/tech-article/versions/2/publish", json={})
+        assert refused.status_code == 409 and refused.json()["awaiting"] == ["alice"]

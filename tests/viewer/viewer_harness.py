@@ -17,6 +17,8 @@ import httpx
 HERE = Path(__file__).resolve().parent
 MANAGER = "manager-token-0123456789"
 VIEWER = "viewer-token-0123456789ab"
+BOB = "bob-reviewer-token-0123456789"
+"""A reviewer's own token: it may act only for bob."""
 CONFIG = f"""\
 heartbeat: 1
 tokens:
@@ -27,6 +29,11 @@ tokens:
   - name: viewer
     secret: {VIEWER}
     operations: [read, sop.read]
+    rate_limit: 0
+  - name: bob
+    secret: {BOB}
+    users: [bob]
+    operations: [sop.read, sop.write]
     rate_limit: 0
 """
 START_WAIT = 60.0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict, replace
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -19,16 +18,14 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field
 
 from framework.errors import InputError, SopCardError
-from framework.sessions.events import utc_now
 from framework.sop.edits import diff_steps
-from framework.sop.library_io import card_to_version, version_to_card_text
-from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step
+from framework.sop.library_io import version_to_card_text
+from framework.sop.model import SopVersion
 from framework.sop.service import SopService, ensure_known
-from framework.sop.store import same_content
 from framework.specs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, MAX_VERSION
-from framework.specs.sop_card import SopCard, SopStep, split_front_matter
+from framework.specs.sop_card import SopStep
 from framework.specs.sop_text import render_steps
-from framework.specs.yaml_loader import load_yaml_text, validate
+from framework.surfaces.server import sop_edits
 from framework.surfaces.server.auth import Principal, require
 from framework.surfaces.server.problems import ERROR_RESPONSES, Problem
 from framework.surfaces.server.state import get_state
@@ -133,7 +130,8 @@ async def _version_dict(service: SopService, v: SopVersion, *, full: bool) -> di
         out["steps"] = [{**asdict(s), "n": n} for n, s in enumerate(v.steps, start=1)]
         out["text"] = render_steps(v.ref, v.goal, v.steps)
         out["body"] = v.body
-        out["card"] = version_to_card_text(v)
+        # The card to edit from: approvals are not part of an edit (see _keeps_scope...).
+        out["card"] = version_to_card_text(replace(v, approvals=()))
     return out
 
 
@@ -243,12 +241,16 @@ async def diff(
 
 @router.post("/{sop_id}/versions/{version}/approve", summary="Approve a draft")
 async def approve(
-    request: Request, sop_id: SopId, version: Version, body: ApproveBody, _: Writer
+    request: Request, sop_id: SopId, version: Version, body: ApproveBody, who: Writer
 ) -> dict[str, Any]:
-    """``staffroom sop approve ID@N --by REVIEWER`` (approving twice changes nothing)."""
+    """``staffroom sop approve ID@N --by REVIEWER`` (approving twice changes nothing). A
+    token approves only as a person it may act for (its ``users`` patterns): give each
+    reviewer a token of their own, or the gate means nothing."""
+    reviewer = body.reviewer.strip()
+    who.check_user(reviewer)
     service = await _service(request)
     await _version(service, sop_id, version)
-    v = await service.store.approve(sop_id, version, body.reviewer, body.note)
+    v = await service.store.approve(sop_id, version, reviewer, body.note)
     return await _version_dict(service, v, full=True)
 
 
@@ -262,7 +264,7 @@ async def publish(
     service = await _service(request)
     draft = await _version(service, sop_id, version)
     try:
-        v = await service.publish(sop_id, version, required=body.require)
+        v = await service.publish(sop_id, version, required=[r.strip() for r in body.require])
     except InputError as exc:
         if exc.field != "approvals":
             raise
@@ -291,95 +293,36 @@ async def deprecate(
 
 
 @router.post("/{sop_id}/versions", status_code=201, summary="Edit: save a new draft version")
-async def edit(request: Request, sop_id: SopId, body: EditBody, _: Writer) -> dict[str, Any]:
+async def edit(request: Request, sop_id: SopId, body: EditBody, who: Writer) -> dict[str, Any]:
     """Versions are immutable: an edit is the next version, a draft awaiting review, with
     ``note`` in its change log by ``author``. ``reviewers`` must approve it before
     ``publish`` (nobody named: one approval by anyone)."""
+    who.check_user(body.author)
     service = await _service(request)
     ensure_known(sop_id, await service.store.sop_ids())
     base = await service.store.get(sop_id, body.base)
-    number = await service.store.next_version(sop_id)
-    changed = _from_card(sop_id, body.card) if body.card is not None else _from_fields(base, body)
-    entry = ChangeLogEntry(number, body.note, by=body.author, source=f"edit of {base.ref}")
-    draft = replace(
-        changed,
-        version=number,
-        status=Status.DRAFT,
-        change_log=(*base.change_log, entry),
-        approvals=(),
-        created_at=utc_now(),
+    changed = (
+        sop_edits.from_card(sop_id, body.card)
+        if body.card is not None
+        else sop_edits.from_fields(base, body)
     )
-    same = next((v for v in await service.store.versions(sop_id) if same_content(v, draft)), None)
-    if same is not None:
-        raise InputError(
-            f"the edit is the same procedure as {same.ref} ({same.status})",
-            field="card" if body.card is not None else "steps",
-            fix="change the steps, goal, scope or notes; a version is saved only when it differs",
-        )
-    stored = await service.store.add_version(draft)
-    await service.store.request_review(sop_id, stored.version, body.reviewers)
-    return await _version_dict(service, stored, full=True)
-
-
-def _from_fields(base: SopVersion, body: EditBody) -> SopVersion:
-    if body.steps is None and body.goal is None and body.body is None:
-        raise InputError(
-            "the edit changes nothing",
-            field="steps",
-            fix="send `card` (the card text) or any of `steps`, `goal`, `body`",
-        )
-    steps = body.steps or [_card_step(s) for s in base.steps]
-    data = {
-        "id": base.sop_id,
-        "version": base.version,
-        "scope": base.scope,
-        "goal": body.goal if body.goal is not None else base.goal,
-        "steps": [s.model_dump() for s in steps],
-        "body": body.body if body.body is not None else base.body,
-    }
-    where = Path(f"{base.sop_id}.md")
-    return card_to_version(validate(SopCard, data, file=where, lines={}, error_cls=SopCardError))
-
-
-def _card_step(step: Step) -> SopStep:
-    data = asdict(step)
-    speakers = data.pop("speakers")
-    return SopStep(**{**data, "speaker": speakers[0] if len(speakers) == 1 else list(speakers)})
-
-
-def _from_card(sop_id: str, text: str) -> SopVersion:
-    # The error body has no line: say it in the message, counted in the text as sent.
-    try:
-        return _parse_card(sop_id, text)
-    except InputError as exc:
-        at = f"card line {exc.line}: " if exc.line is not None else "card: "
-        raise SopCardError(at + exc.message, field=exc.field or "card", fix=exc.fix) from exc
-
-
-def _parse_card(sop_id: str, text: str) -> SopVersion:
-    where = Path(f"{sop_id}.md")
-    yaml_text, notes, first = split_front_matter(text, where)
-    data, lines = load_yaml_text(yaml_text, file=where, error_cls=SopCardError, first_line=first)
-    if not isinstance(data, dict):
-        raise SopCardError("the front matter is not a mapping of fields", file=where, line=first)
-    if "body" in data:
-        raise SopCardError(
-            "'body' is not a front-matter field",
-            file=where,
-            line=lines.get(("body",)),
-            field="body",
-            fix="write the notes after the closing '---' instead",
-        )
-    if data.get("id", sop_id) != sop_id:
-        raise SopCardError(
-            f"the card's id is '{data['id']}', not '{sop_id}'",
-            file=where,
-            line=lines.get(("id",)),
-            field="id",
-            fix=f"an edit stays in its SOP: write `id: {sop_id}` (a new SOP is a new card)",
-        )
-    # The server numbers the version, makes it a draft and writes its change log entry.
-    data = {k: v for k, v in data.items() if k not in ("version", "status", "change_log")}
-    data.update(id=sop_id, version=1, body=notes)
-    card = validate(SopCard, data, file=where, lines=lines, error_cls=SopCardError)
-    return card_to_version(card)
+    sop_edits.keeps_scope_and_approvals(base, changed)
+    # An edit of a draft keeps the reviewers it awaited: an edit cannot shed a reviewer.
+    inherited = (
+        await service.store.reviewers(sop_id, base.version) if base.status == "draft" else []
+    )
+    reviewers = list(dict.fromkeys([*inherited, *(r.strip() for r in body.reviewers)]))
+    for _attempt in range(3):  # another edit may take the number first: take the next one
+        number = await service.store.next_version(sop_id)
+        try:
+            stored = await sop_edits.add(service, base, changed, number, body, reviewers)
+        except SopCardError as exc:
+            if exc.field != "version":
+                raise
+            continue
+        return await _version_dict(service, stored, full=True)
+    raise SopCardError(
+        "other edits kept taking the next version number",
+        field="version",
+        fix="send the edit again",
+    )

@@ -133,7 +133,12 @@ async function openRoom() {
 }
 
 function openFromHash() {
-  const key = decodeURIComponent(location.hash.slice(1));
+  let key = "";
+  try {
+    key = decodeURIComponent(location.hash.slice(1));
+  } catch {
+    return; // a hand-typed, malformed address: stay on the list
+  }
   if (key && key !== view.key && view.ready) openSession(key);
 }
 
