@@ -14,8 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# llama.cpp is built for a portable x86-64 (AVX2) rather than this CPU: a native build used
+# AMX on a VM whose kernel does not allow it, and the server segfaulted on its first completion.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
 $(LLM_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[dev,llm]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q -e '.[dev,llm]'
 	touch $(LLM_STAMP)
 
 setup: $(STAMP)

@@ -164,11 +164,15 @@ class Gateway:
         message_id: str | None = None,
         idempotency_key: str | None = None,
         wait: bool = True,
+        timeout: float | None = None,
     ) -> PostResult:
         """Post a person's message to the session ``key`` (see the module docstring).
 
         ``wait`` False returns as soon as the message is durably accepted (status
         ``queued``): what a platform that wants its acknowledgement in 3 seconds needs.
+        ``timeout``: wait at most this many seconds for the run (behind a long queue, say),
+        then return ``queued``; the run goes on, and posting the same id again later
+        returns its result.
         """
         room = await self.session(key)
         who = check_name(room.humans[0] if author is None else author, field="author")
@@ -197,7 +201,11 @@ class Gateway:
                 room.key, ledger_key, message_id=mid, author=who, text=text, state="queued"
             )
             if known is not None:
-                return await self._replay(known.message_id, room.key, ledger_key, wait=wait)
+                replay = self._replay(known.message_id, room.key, ledger_key, wait=wait)
+                try:
+                    return await asyncio.wait_for(replay, timeout)
+                except TimeoutError:
+                    return PostResult(room.key, known.message_id, "queued", lane.policy, [], True)
         # Decided after the ledger write, with no await until the lane holds the message, so
         # concurrent posts see each other (a busy room, a message to join).
         target = lane.coalesce_target(who)
@@ -221,7 +229,10 @@ class Gateway:
             lane.push(item)
         if not wait:
             return PostResult(room.key, mid, "queued", lane.policy)
-        first = await asyncio.shield(item.done)
+        try:
+            first = await asyncio.wait_for(asyncio.shield(item.done), timeout)
+        except TimeoutError:
+            return PostResult(room.key, mid, "queued", lane.policy)
         return first if item.message_id == mid else _as_merged(first, mid)
 
     async def _replay(self, message_id: str, session: str, key: str, *, wait: bool) -> PostResult:

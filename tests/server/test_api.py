@@ -286,8 +286,14 @@ async def test_a_busy_room_under_reject_answers_409_with_its_state(tmp_path: Pat
         gateway = await Gateway.open(staff)
         transport = httpx.ASGITransport(app=create_app(gateway, config))
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
-            # Entering runs two slowed turns: a message now finds the room busy.
+            # The room's own entry does not make it busy; a person's message waiting does.
             await api.put("/api/rooms/r1", json={"scenario": "tech-article"}, headers=headers)
+            first = await api.post(
+                "/api/sessions/room:r1/messages",
+                json={"text": "first", "wait": False},
+                headers=headers,
+            )
+            assert first.status_code == 202, first.text
             answer = await api.post(
                 "/api/sessions/room:r1/messages", json={"text": "hello?"}, headers=headers
             )
@@ -400,3 +406,31 @@ async def test_an_unexpected_failure_is_a_generic_json_500(
     assert answer.json()["error"]["type"] == "internal_error"
     assert "secret internals" not in answer.text and "Traceback" not in answer.text
     assert "secret internals" in caplog.text  # the operator's log has it
+
+
+async def test_a_post_behind_a_long_queue_answers_202_at_the_wait_limit(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        project_dir=slow_project(tmp_path, "enqueue"),
+        allow_network=False,
+    )
+    config = ServerConfig(tokens=(TokenGrant("admin", "a" * 20),), wait_limit=0.5)
+    headers = {"Authorization": "Bearer " + "a" * 20}
+    body = {"text": "slow one", "message_id": "slow-1"}
+    url = "/api/sessions/room:r1/messages"
+    async with await Staffroom.open(settings=settings) as staff:
+        for attempt in ("first", "again"):
+            gateway = await Gateway.open(staff)
+            transport = httpx.ASGITransport(app=create_app(gateway, config))
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
+                if attempt == "first":  # behind the room's slowed entry: held 0.5 s, then 202
+                    await api.put(
+                        "/api/rooms/r1", json={"scenario": "tech-article"}, headers=headers
+                    )
+                    held = await api.post(url, json=body, headers=headers)
+                else:
+                    done = await api.post(url, json=body, headers=headers)
+            await gateway.close()  # lets the run finish
+    assert held.status_code == 202 and held.json()["status"] == "queued"
+    assert done.status_code == 200 and done.json()["duplicate"] is True
+    assert done.json()["events"][0]["id"] == "slow-1"

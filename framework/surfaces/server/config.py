@@ -100,6 +100,13 @@ class _WebhookDoc(_Secret):
 
 class _ServerDoc(SpecModel):
     heartbeat: float = Field(default=15.0, gt=0, le=3600, examples=[15])
+    wait_limit: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="seconds a post with wait: true is held before it answers 202 (queued)",
+        examples=[30],
+    )
     tokens: list[_TokenDoc] = Field(default_factory=list)
     webhooks: list[_WebhookDoc] = Field(default_factory=list)
     # Read and checked by the adapters (framework/surfaces/adapters/http.py), only when present.
@@ -129,6 +136,8 @@ class ServerConfig:
     webhooks: tuple[WebhookTarget, ...] = ()
     heartbeat: float = 15.0
     """Seconds between SSE ``ping`` comments on an idle stream."""
+    wait_limit: float = 30.0
+    """Seconds a ``wait: true`` post is held; then 202 (queued) and the run goes on."""
     no_auth: bool = False
     """Every request is allowed without a token (only ever on 127.0.0.1)."""
     source: Path | None = None
@@ -146,7 +155,7 @@ def load_config(
     env = os.environ if environ is None else environ
     tokens: list[TokenGrant] = []
     webhooks: list[WebhookTarget] = []
-    heartbeat, has_adapters = 15.0, False
+    heartbeat, has_adapters, wait_limit = 15.0, False, 30.0
     source = Path(path) if path is not None else None
     if source is not None:
         data, lines = load_yaml_file(source, error_cls=ServerConfigError)
@@ -156,6 +165,7 @@ def load_config(
             else validate(_ServerDoc, data, file=source, lines=lines, error_cls=ServerConfigError)
         )
         heartbeat, has_adapters = doc.heartbeat, bool(doc.adapters)
+        wait_limit = doc.wait_limit
         for i, token in enumerate(doc.tokens):
             where = ("tokens", i)
             tokens.append(
@@ -192,7 +202,13 @@ def load_config(
             )
         tokens.append(TokenGrant(name="env", secret=env_secret))
     return ServerConfig(
-        tuple(tokens), tuple(webhooks), heartbeat, no_auth, source, adapters=has_adapters
+        tuple(tokens),
+        tuple(webhooks),
+        heartbeat,
+        no_auth=no_auth,
+        source=source,
+        adapters=has_adapters,
+        wait_limit=wait_limit,
     )
 
 

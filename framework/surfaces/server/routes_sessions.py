@@ -251,6 +251,7 @@ async def post_message(
         message_id=body.message_id,
         idempotency_key=idempotency_key,
         wait=body.wait,
+        timeout=get_state(request).config.wait_limit,
     )
     content = result.to_dict()
     code = {"queued": 202, "rejected": 409}.get(result.status, 200)

@@ -14,6 +14,7 @@ const view = {
   state: null, // the session's last status (humans, display names)
   sop: null, // the ref shown in the SOP panel
   ready: false, // the server answers us (a token, or a --no-auth server)
+  lastKind: null, // the kind of the newest event shown
 };
 
 function start() {
@@ -144,7 +145,7 @@ function openFromHash() {
 
 function closeSession() {
   if (view.stream) view.stream.abort();
-  Object.assign(view, { key: null, stream: null, seen: new Set(), state: null, sop: null });
+  Object.assign(view, { key: null, stream: null, seen: new Set(), state: null, sop: null, lastKind: null });
   $("room").hidden = true;
 }
 
@@ -176,11 +177,20 @@ function streamState(key, state, final) {
   if (final) notice(state);
 }
 
-async function refreshStatus() {
+let statusAsked = 0;
+
+async function refreshStatus(again = 0) {
   const key = view.key;
+  const asked = ++statusAsked;
   try {
     const state = await api(`/api/sessions/${encodeURIComponent(key)}/status`);
-    if (key !== view.key) return;
+    if (key !== view.key || asked !== statusAsked) return; // a newer answer is coming
+    // A pause is logged (and streamed) a moment before the room's checkpoint says so: a
+    // status still "running" after a wait event is asked again shortly.
+    const paused = state.room && state.room.waiting;
+    if (view.lastKind === "wait" && !paused && again < 20) {
+      setTimeout(() => refreshStatus(again + 1), 250);
+    }
     view.state = state;
     $("room-status").textContent = describeStatus(state);
     const humans = state.humans && state.humans.length ? state.humans : [];
@@ -230,6 +240,7 @@ function receive(key, raw) {
   entry.dataset.kind = event.kind;
   $("transcript").append(entry);
   entry.scrollIntoView({ block: "nearest" });
+  view.lastKind = event.kind;
   if (["wait", "outcome", "feedback", "plan", "session_end"].includes(event.kind)) refreshStatus();
 }
 
