@@ -29,6 +29,7 @@ from framework.serving.lanes import Item, Lane
 from framework.serving.ledger import IngestLedger
 from framework.serving.results import PostResult, SessionState
 from framework.sessions.events import Event, new_event_id
+from framework.sessions.follow import follow_log
 from framework.sessions.keys import SessionKey
 from framework.staffroom import Staffroom
 
@@ -142,8 +143,6 @@ class Gateway:
         lane = self._lanes.get(str(parsed))
         if lane is not None:
             return lane.room.subscribe(after)
-        from framework.sessions.follow import follow_log
-
         return follow_log(self.staff.sessions.log_path(parsed), after=after)
 
     def add_listener(self, listener: Listener) -> None:
