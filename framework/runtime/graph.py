@@ -24,7 +24,14 @@ from framework.runtime.recovery import snapshot
 from framework.runtime.routing import is_stop, parse_mentions
 from framework.runtime.selectors import select_speaker
 from framework.runtime.sink import EventSink
-from framework.runtime.state import Pick, RoomState, Why, entry_state, make_pick
+from framework.runtime.state import (
+    CONSUMED_WINDOW,
+    Pick,
+    RoomState,
+    Why,
+    entry_state,
+    make_pick,
+)
 from framework.runtime.turn import run_turn
 from framework.sessions.events import EventKind, new_event_id
 
@@ -123,7 +130,7 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     for msg in state.get("inbox") or []:
         if msg["id"] in consumed:
             continue  # a redelivered message was already routed
-        consumed = [*consumed, msg["id"]][-50:]
+        consumed = [*consumed, msg["id"]][-CONSUMED_WINDOW:]
         run_turns = 0
         call = HookCall(HookPoint.MESSAGE, deps, sink, id=str(msg["id"]), message=msg)
         await deps.extensions.hooks.run(call)

@@ -35,6 +35,7 @@ from framework.runtime.hooks import HookCall, HookPoint
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
 from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.session_end import end_session, is_idle
+from framework.runtime.state import CONSUMED_WINDOW
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.follow import follow_log
 from framework.sessions.workspace import Workspace
@@ -265,11 +266,12 @@ class Room:
         snap = await self._graph.aget_state(self._config)
         if message_id in (snap.values or {}).get("consumed", []):
             return True
-        # The checkpoint keeps only recent ids; the log keeps order for good. The message is
-        # stored and driven under one lock, so anything logged after it means it was routed
-        # (only a crash between the two leaves it last, unrouted: then it is driven now).
-        last = self._deps.log.tail(1)
-        return bool(last) and last[0].id != message_id
+        # The checkpoint keeps only the last CONSUMED_WINDOW routed ids. A message with that
+        # many people's messages after it in the log was routed long ago (or was cut off by a
+        # crash and is reported by a rebuild); a more recent one not in the window never was.
+        # (Later events alone prove nothing: background hooks append after a message too.)
+        after = self._deps.log.tail_until(lambda e: e.id == message_id)[1:]
+        return sum(1 for e in after if e.meta.get("human")) >= CONSUMED_WINDOW
 
     async def rebuild(self) -> RebuildReport:
         """Put the room's checkpoint back in line with its log (after either was lost).

@@ -5,6 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, NotRequired, TypedDict
 
+CONSUMED_WINDOW = 50
+"""How many recently routed human message ids the checkpoint keeps (``consumed``)."""
+
 
 class Why(StrEnum):
     """Why an employee speaks (a pick's ``why``, and its message's ``meta.why``)."""

@@ -98,10 +98,11 @@ async def test_a_week_of_sessions_fills_every_layer(project: Path, tmp_path: Pat
         assert found.hits and any("decision" in h.source or "灰度" in h.snippet for h in found.hits)
         topic = kb.topics("pm").list()[0]
         topic.path.write_text(
-            topic.path.read_text(encoding="utf-8") + "- 回滚演练每月一次 walrus-42\n",
+            # No digits: a journal heading's clock time ("04:42") would match them too.
+            topic.path.read_text(encoding="utf-8") + "- 回滚演练每月一次 walrus-kappa\n",
             encoding="utf-8",
         )
-        hand = await kb.search("walrus-42", employee="pm")
+        hand = await kb.search("walrus-kappa", employee="pm")
         assert [h.source for h in hand.hits] == [str(topic.path.resolve())]
 
         # Isolated material: only entitled readers, never from an open search.
