@@ -148,13 +148,14 @@ class SopService:
     # Reviews and trials: the rules are framework/sop/review.py and framework/sop/trials.py.
 
     async def publish(
-        self, sop_id: str, version: int, *, required: Sequence[str] = ()
+        self, sop_id: str, version: int, *, required: Sequence[str] = (), by: str | None = None
     ) -> SopVersion:
         """Publish a draft people reviewed (``staffroom sop publish``): every reviewer recorded
         when it was proposed and every one in ``required`` must have approved it, and with
-        nobody named one approval by anyone. Over a published version it starts a trial."""
+        nobody named one approval by anyone. Over a published version it starts a trial.
+        ``by``: who publishes it (recorded in the change_log)."""
         return await self.store.publish(
-            sop_id, version, required_reviewers=required, need_approval=True
+            sop_id, version, required_reviewers=required, need_approval=True, by=by
         )
 
     async def judge_trials(self, sop_id: str, policy: TrialPolicy | None = None) -> Verdict | None:

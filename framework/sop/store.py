@@ -33,6 +33,10 @@ from .trials import ENDED, PROMOTED, Trial
 
 _APPROVE = "INSERT OR IGNORE INTO approvals VALUES (?, ?, ?, ?, ?)"
 _LOG = "INSERT INTO change_log VALUES (NULL, ?, ?, ?, ?, ?, ?)"  # NULL: the next seq
+PUBLISHED_NOTE = "published"
+"""The change_log entry a publish by a person adds (who is its ``by``)."""
+DEPRECATED_NOTE = "deprecated: "
+"""The start of the change_log entry a deprecation adds (the reason follows)."""
 _END_OPEN_TRIALS = (
     "UPDATE trials SET ended_at = ?, verdict = ?, reason = ? WHERE sop_id = ? AND ended_at IS NULL"
 )
@@ -185,6 +189,7 @@ class SopStore(StoreBase):
         *,
         required_reviewers: Sequence[str] = (),
         need_approval: bool = False,
+        by: str | None = None,
     ) -> SopVersion:
         """Publish a draft once its reviewers approved it: those recorded when it was proposed
         (:meth:`request_review`) and ``required_reviewers``. With nobody named and
@@ -193,7 +198,8 @@ class SopStore(StoreBase):
         :class:`InputError` names who has not approved and the fix, and nothing changes.
         Deprecated versions stay retired; publishing a published version returns it unchanged.
         A draft published while another version is published starts a trial (one per SOP: an
-        open trial of another version ends unjudged).
+        open trial of another version ends unjudged). ``by``: the person who published it,
+        recorded in the change_log as ``published`` (policy publishes name nobody).
         """
         async with self._write() as conn:
             current = await self.get(sop_id, version)
@@ -205,6 +211,8 @@ class SopStore(StoreBase):
             needed = [*await self.reviewers(sop_id, version), *required_reviewers]
             unapproved(current, needed, need_approval=need_approval)
             await self._set_status(conn, sop_id, version, Status.PUBLISHED)
+            if by is not None:
+                await conn.execute(_LOG, (sop_id, version, version, PUBLISHED_NOTE, by, None))
             others = await self._rows(
                 "SELECT 1 FROM versions WHERE sop_id = ? AND version != ? AND status = ?",
                 sop_id,
@@ -278,7 +286,7 @@ class SopStore(StoreBase):
             current = await self.get(sop_id, version)
             if current.status is not Status.DEPRECATED:
                 await self._set_status(conn, sop_id, version, Status.DEPRECATED)
-                entry = (sop_id, version, version, f"deprecated: {reason}", by, None)
+                entry = (sop_id, version, version, DEPRECATED_NOTE + reason, by, None)
                 await conn.execute(_LOG, entry)
         return await self.get(sop_id, version)
 
@@ -358,4 +366,4 @@ class SopStore(StoreBase):
         )
 
 
-__all__ = ["BUSY_TIMEOUT_S", "SopStore", "same_content"]
+__all__ = ["BUSY_TIMEOUT_S", "DEPRECATED_NOTE", "PUBLISHED_NOTE", "SopStore", "same_content"]

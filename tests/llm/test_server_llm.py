@@ -33,7 +33,7 @@ async def test_posts_over_http_are_answered_or_fail_visibly(
         app = create_app(gateway, ServerConfig(no_auth=True))
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://staffroom", timeout=900
+            transport=transport, base_url="http://127.0.0.1", timeout=900
         ) as http:
             opened = await http.post("/api/dms", json={"employee": "pm", "user": "alice"})
             assert opened.is_success, opened.text

@@ -135,6 +135,8 @@ class ServerProcess:
     args: list[str]
     log_path: Path
     env: dict[str, str] = field(default_factory=dict)
+    cwd: Path = ROOT
+    """Where the server runs (the project is ROOT unless --project says otherwise)."""
     url: str = ""
     proc: subprocess.Popen[str] | None = None
 
@@ -142,7 +144,7 @@ class ServerProcess:
         self._log = self.log_path.open("a", encoding="utf-8")
         self.proc = subprocess.Popen(
             [*serve_argv(), "--port", "0", *self.args],
-            cwd=ROOT,
+            cwd=self.cwd,
             stdout=subprocess.PIPE,
             stderr=self._log,
             text=True,
@@ -189,12 +191,14 @@ class ServerProcess:
 
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
-    """Start servers (stopped at the end of the test): ``start_server(*args, env=...)``."""
+    """Start servers (stopped at the end of the test): ``start_server(*args, env=, cwd=)``."""
     started: list[ServerProcess] = []
 
-    def start(*args: str, env: dict[str, str] | None = None) -> ServerProcess:
+    def start(
+        *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+    ) -> ServerProcess:
         log = tmp_path / f"serve-{len(started)}.log"
-        server = ServerProcess(list(args), log, env or {})
+        server = ServerProcess(list(args), log, env or {}, cwd)
         started.append(server)
         return server.start()
 

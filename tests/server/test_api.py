@@ -399,7 +399,7 @@ async def test_an_unexpected_failure_is_a_generic_json_500(
             raise RuntimeError("secret internals at /srv/x")
 
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as api:
             answer = await api.get("/api/boom")
         await gateway.close()
     assert answer.status_code == 500

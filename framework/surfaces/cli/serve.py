@@ -30,6 +30,7 @@ from framework.staffroom import Staffroom
 from framework.surfaces.cli.options import settings_for
 from framework.surfaces.server.app import create_app
 from framework.surfaces.server.config import ENV_TOKEN, ServerConfig, load_config
+from framework.surfaces.server.protocol import protocol_for
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -180,8 +181,19 @@ async def _run(
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
         app = create_app(gateway, config, owns_gateway=True, adapters=adapters)
+        limits = config.limits
         server = _Server(
-            uvicorn.Config(app, lifespan="on", log_level=level, timeout_graceful_shutdown=10)
+            uvicorn.Config(
+                app,
+                lifespan="on",
+                log_level=level,
+                timeout_graceful_shutdown=10,
+                # Set here, not left to uvicorn's defaults: the README's security section
+                # promises these (framework/surfaces/server/protocol.py answers in JSON).
+                http=protocol_for(limits),
+                h11_max_incomplete_event_size=limits.max_header_bytes,
+                timeout_keep_alive=limits.keep_alive,
+            )
         )
         await server.serve(sockets=[sock])
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
@@ -182,14 +183,20 @@ def publish(
     reviewers: Annotated[
         list[str] | None, typer.Option("--require", help="Reviewer who must have approved.")
     ] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="Who publishes (default: your login name).")
+    ] = None,
 ) -> None:
     """Publish a draft (ID@VERSION) once its reviewers approved: those recorded when it was
     proposed and every --require (nobody named: one approval by anyone). Over a published
-    version it runs as a trial beside the best first (see `sop explain`)."""
+    version it runs as a trial beside the best first (see `sop explain`). Who published it
+    goes to its change log."""
 
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
-        v = await service.publish(chosen.sop_id, chosen.version or 0, required=reviewers or [])
+        v = await service.publish(
+            chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
+        )
         console.print(f"{v.ref} is {v.status}")
         trial = next((t for t in await service.store.trials(v.sop_id) if t.open), None)
         if trial is not None and trial.ref == v.ref:
@@ -199,15 +206,34 @@ def publish(
 
 
 @app.command()
-def deprecate(ctx: typer.Context, ref: str, reason: Annotated[str, typer.Option("--why")]) -> None:
+def deprecate(
+    ctx: typer.Context,
+    ref: str,
+    reason: Annotated[str, typer.Option("--why")],
+    by: Annotated[
+        str | None, typer.Option("--by", help="Who retires it (default: your login name).")
+    ] = None,
+) -> None:
     """Deprecate a version (ID@VERSION); it stays for replay."""
 
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
-        v = await service.store.deprecate(chosen.sop_id, chosen.version or 0, reason)
+        v = await service.store.deprecate(
+            chosen.sop_id, chosen.version or 0, reason, by=_person(by)
+        )
         console.print(f"{v.ref} is {v.status}")
 
     _run(_settings(ctx), job, writes=True, command="sop deprecate")
+
+
+def _person(by: str | None) -> str | None:
+    """Who a publish or deprecation records: ``--by``, else the login name (None if unknown)."""
+    if by is not None:
+        return by.strip() or None
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name in this environment
+        return None
 
 
 @app.command()

@@ -26,6 +26,7 @@ from framework.settings import Settings
 from framework.staffroom import Staffroom
 from framework.surfaces.server import routes_catalog, routes_sessions, streams
 from framework.surfaces.server.config import ServerConfig
+from framework.surfaces.server.guard import Guard
 from framework.surfaces.server.problems import install_handlers
 from framework.surfaces.server.state import ServerState
 
@@ -123,6 +124,7 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig) -> FastAPI:
         lifespan=lifespan,
     )
     install_handlers(app)
+    app.add_middleware(Guard)  # token, limits and body caps before any route reads a body
 
     @app.get("/api/health", tags=["server"], summary="Liveness (no token needed)")
     async def health() -> Health:

@@ -9,7 +9,6 @@ outside the scope 403, a token past its rate 429 with ``Retry-After``.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -19,7 +18,8 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from framework.sessions.keys import Channel, SessionKey
-from framework.surfaces.server.config import OPERATIONS, ServerConfig, TokenGrant
+from framework.surfaces.server.config import OPERATIONS, TokenGrant
+from framework.surfaces.server.guard import authenticate, granted, rate_limited, unauthorized
 from framework.surfaces.server.problems import Problem
 from framework.surfaces.server.state import get_state
 
@@ -85,19 +85,6 @@ ANONYMOUS = Principal("anonymous")
 """Everyone, everywhere: the caller of a ``--no-auth`` server (127.0.0.1 only)."""
 
 
-def authenticate(config: ServerConfig, secret: str | None) -> TokenGrant | None:
-    """The grant whose secret is ``secret``, compared in constant time; None when none is."""
-    if not secret:
-        return None
-    found = None
-    given = secret.encode()
-    for grant in config.tokens:
-        # No early exit: every secret is compared, so timing tells nothing about which matched.
-        if hmac.compare_digest(given, grant.secret.encode()):
-            found = grant
-    return found
-
-
 def require(operation: str) -> Any:
     """A FastAPI dependency giving the caller's :class:`Principal` once the token is known,
     within its rate and granted ``operation``."""
@@ -111,27 +98,15 @@ def require(operation: str) -> Any:
         state = get_state(request)
         if state.config.no_auth:
             return ANONYMOUS
-        grant = authenticate(state.config, credentials.credentials if credentials else None)
-        if grant is None:
-            said = "an unknown" if credentials else "no"
-            raise Problem(
-                401,
-                "unauthorized",
-                f"the request carries {said} bearer token",
-                field="Authorization",
-                fix="send `Authorization: Bearer <token>` with a token from server.yaml or "
-                "$STAFFROOM_TOKEN",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        wait = state.limiter.take(grant.name, grant.rate_limit)
-        if wait:
-            raise Problem(
-                429,
-                "rate_limited",
-                f"token '{grant.name}' is over its {grant.rate_limit} requests a minute",
-                fix=f"wait {wait:.0f} s (Retry-After) or raise its rate_limit in server.yaml",
-                headers={"Retry-After": f"{wait:.0f}"},
-            )
+        # The Guard middleware checked the token (and its rate) before the body was read.
+        grant = granted(request)
+        if grant is None:  # an app mounted without the Guard: check it here
+            grant = authenticate(state.config, credentials.credentials if credentials else None)
+            if grant is None:
+                raise unauthorized("an unknown" if credentials else "no")
+            wait = state.limiter.take(grant.name, grant.rate_limit)
+            if wait:
+                raise rate_limited(grant, wait)
         principal = Principal.of(grant)
         if not principal.may(operation):
             raise Problem(

@@ -40,6 +40,7 @@ from framework.specs.yaml_loader import (
     spec_error,
     validate,
 )
+from framework.surfaces.server.limits import BodyLimits, ServerLimits
 
 Operation = Literal["read", "open", "post", "sop.read", "sop.write", "knowledge.read"]
 OPERATIONS: tuple[Operation, ...] = (
@@ -98,6 +99,40 @@ class _WebhookDoc(_Secret):
     timeout: float = Field(default=10.0, gt=0, le=600, examples=[10.0])
 
 
+_LIMITS = ServerLimits()
+_BODY = BodyLimits()
+
+
+class _BodyDoc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    messages: int = Field(default=_BODY.messages, ge=1024, le=1 << 30)
+    sop_edits: int = Field(default=_BODY.sop_edits, ge=1024, le=1 << 30)
+    adapters: int = Field(default=_BODY.adapters, ge=1024, le=1 << 30)
+    other: int = Field(default=_BODY.other, ge=1024, le=1 << 30)
+
+
+class _LimitsDoc(BaseModel):
+    """``limits:``: see framework/surfaces/server/limits.py for what each one bounds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    body: _BodyDoc = Field(default_factory=_BodyDoc, description="bytes, by kind of route")
+    max_connections: int = Field(default=_LIMITS.max_connections, ge=1, le=1_000_000)
+    max_requests: int = Field(default=_LIMITS.max_requests, ge=1, le=1_000_000)
+    max_requests_per_token: int = Field(default=_LIMITS.max_requests_per_token, ge=1)
+    max_streams: int = Field(default=_LIMITS.max_streams, ge=0, le=1_000_000)
+    max_streams_per_token: int = Field(default=_LIMITS.max_streams_per_token, ge=0)
+    max_header_bytes: int = Field(default=_LIMITS.max_header_bytes, ge=1024, le=1 << 20)
+    header_timeout: float = Field(default=_LIMITS.header_timeout, gt=0, le=3600)
+    body_timeout: float = Field(default=_LIMITS.body_timeout, gt=0, le=3600)
+    keep_alive: int = Field(default=_LIMITS.keep_alive, ge=1, le=3600)
+
+    def build(self) -> ServerLimits:
+        fields = self.model_dump(exclude={"body"})
+        return ServerLimits(body=BodyLimits(**self.body.model_dump()), **fields)
+
+
 class _ServerDoc(SpecModel):
     heartbeat: float = Field(default=15.0, gt=0, le=3600, examples=[15])
     wait_limit: float = Field(
@@ -109,6 +144,7 @@ class _ServerDoc(SpecModel):
     )
     tokens: list[_TokenDoc] = Field(default_factory=list)
     webhooks: list[_WebhookDoc] = Field(default_factory=list)
+    limits: _LimitsDoc = Field(default_factory=_LimitsDoc)
     # Read and checked by the adapters (framework/surfaces/adapters/http.py), only when present.
     adapters: dict[str, Any] | None = None
 
@@ -143,6 +179,8 @@ class ServerConfig:
     source: Path | None = None
     adapters: bool = False
     """The file has an ``adapters:`` section (chat platforms; ``load_adapters`` reads it)."""
+    limits: ServerLimits = field(default_factory=ServerLimits)
+    """Body sizes, concurrent requests and streams, timeouts (``limits:``)."""
 
 
 def load_config(
@@ -156,6 +194,7 @@ def load_config(
     tokens: list[TokenGrant] = []
     webhooks: list[WebhookTarget] = []
     heartbeat, has_adapters, wait_limit = 15.0, False, 30.0
+    limits = ServerLimits()
     source = Path(path) if path is not None else None
     if source is not None:
         data, lines = load_yaml_file(source, error_cls=ServerConfigError)
@@ -166,6 +205,7 @@ def load_config(
         )
         heartbeat, has_adapters = doc.heartbeat, bool(doc.adapters)
         wait_limit = doc.wait_limit
+        limits = doc.limits.build()
         for i, token in enumerate(doc.tokens):
             where = ("tokens", i)
             tokens.append(
@@ -209,6 +249,7 @@ def load_config(
         source=source,
         adapters=has_adapters,
         wait_limit=wait_limit,
+        limits=limits,
     )
 
 

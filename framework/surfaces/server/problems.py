@@ -131,11 +131,17 @@ def install_handlers(app: FastAPI) -> None:
         assert isinstance(exc, Problem)
         return exc.response()
 
-    async def staffroom(_: Request, exc: Exception) -> JSONResponse:
+    async def staffroom(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StaffroomError)
         found = from_error(exc)
         if found.status >= 500:
             log.warning("request failed: %s", exc)
+        # Errors are written for a terminal and name files where they are; callers get them
+        # relative to the project (framework/surfaces/server/public.py).
+        state = getattr(request.app.state, "staffroom", None)
+        scrub = getattr(state, "scrub", None)
+        if scrub is not None:
+            found.body = ProblemBody.model_validate(scrub.value(found.body.model_dump()))
         return found.response()
 
     async def validation(_: Request, exc: Exception) -> JSONResponse:

@@ -133,9 +133,9 @@ async def open_room(
     principal.check_session(key)
     # Only ids from the project's scenarios/: a path would let a caller load any file.
     check_name(body.scenario, field="scenario")
-    gateway = get_state(request).gateway
-    await gateway.open_room(room_id, body.scenario)
-    return (await gateway.status(key)).to_dict()
+    state = get_state(request)
+    await state.gateway.open_room(room_id, body.scenario)
+    return dict(state.scrub.value((await state.gateway.status(key)).to_dict()))
 
 
 @router.post("/dms", summary="Open a DM of a user with an employee (idempotent)")
@@ -147,9 +147,9 @@ async def open_dm(
     check_name(body.employee, field="employee")
     principal.check_user(body.user)
     principal.check_session(str(SessionKey(Channel.DM, f"{body.user}@{body.employee}")))
-    gateway = get_state(request).gateway
-    room = await gateway.open_dm(body.employee, body.user)
-    return (await gateway.status(room.key)).to_dict()
+    state = get_state(request)
+    room = await state.gateway.open_dm(body.employee, body.user)
+    return dict(state.scrub.value((await state.gateway.status(room.key)).to_dict()))
 
 
 @router.get("/sessions", summary="The sessions this token may see")
@@ -194,7 +194,7 @@ async def history(
         if len(events) == limit:
             more = True
             break
-        events.append(event.to_dict())
+        events.append(state.scrub.event(event.to_dict()))
     next_after = events[-1]["id"] if events else after
     return HistoryPage(session=key, events=events, next_after=next_after, more=more)
 
@@ -209,7 +209,7 @@ async def status(
     principal.check_session(key)
     state = get_state(request)
     await require_session(state, key)
-    return (await state.gateway.status(key)).to_dict()
+    return dict(state.scrub.value((await state.gateway.status(key)).to_dict()))
 
 
 @router.post(
@@ -253,7 +253,8 @@ async def post_message(
         wait=body.wait,
         timeout=get_state(request).config.wait_limit,
     )
-    content = result.to_dict()
+    content = dict(get_state(request).scrub.value(result.to_dict()))
+    content["events"] = [get_state(request).scrub.event(e) for e in content.get("events", [])]
     code = {"queued": 202, "rejected": 409}.get(result.status, 200)
     if result.status == "rejected":
         content["error"] = Problem(

@@ -22,6 +22,7 @@ from framework.sop.edits import diff_steps
 from framework.sop.library_io import version_to_card_text
 from framework.sop.model import SopVersion
 from framework.sop.service import SopService, ensure_known
+from framework.sop.store import DEPRECATED_NOTE, PUBLISHED_NOTE
 from framework.specs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, MAX_VERSION
 from framework.specs.sop_card import SopStep
 from framework.specs.sop_text import render_steps
@@ -55,16 +56,21 @@ class ApproveBody(_Body):
 
 
 class PublishBody(_Body):
-    """``staffroom sop publish ID@N [--require NAME ...]``."""
+    """``staffroom sop publish ID@N [--require NAME ...] [--by NAME]``."""
 
     require: list[Name] = Field(default_factory=list, max_length=50)
+    by: Name | None = Field(
+        default=None, description="who publishes (default: the token's one person, else its name)"
+    )
 
 
 class DeprecateBody(_Body):
     """``staffroom sop deprecate ID@N --why REASON``."""
 
     reason: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
-    by: Name | None = None
+    by: Name | None = Field(
+        default=None, description="who retires it (default: the token's one person, else its name)"
+    )
 
 
 class EditBody(_Body):
@@ -85,6 +91,28 @@ class EditBody(_Body):
     reviewers: list[Name] = Field(
         default_factory=list, max_length=50, description="who must approve before it is published"
     )
+
+
+def _person(who: Principal, given: str | None) -> str:
+    """The person an SOP action records: ``given`` when the token may act for them (else
+    403), else the token's one person (``users: [alice]``), else ``token:<name>``. A name
+    the token cannot vouch for is never recorded."""
+    if given is not None:
+        name = given.strip()
+        who.check_user(name)
+        return name
+    only = who.users[0] if len(who.users) == 1 else None
+    if only is not None and not any(c in only for c in "*?["):
+        return only
+    return f"token:{who.name}"
+
+
+def _reason(v: SopVersion) -> str:
+    # Why the version exists: its newest entry that is not a publish or deprecation note.
+    for entry in reversed(v.change_log):
+        if entry.why != PUBLISHED_NOTE and not entry.why.startswith(DEPRECATED_NOTE):
+            return entry.why
+    return v.change_log[-1].why if v.change_log else ""
 
 
 async def _service(request: Request) -> SopService:
@@ -119,7 +147,7 @@ async def _version_dict(service: SopService, v: SopVersion, *, full: bool) -> di
         "goal": v.goal,
         "scope": v.scope,
         "created_at": v.created_at,
-        "why": v.change_log[-1].why if v.change_log else "",
+        "why": _reason(v),
         "change_log": [asdict(e) for e in v.change_log],
         "approvals": [asdict(a) for a in v.approvals],
         "reviewers": reviewers,
@@ -256,15 +284,18 @@ async def approve(
 
 @router.post("/{sop_id}/versions/{version}/publish", summary="Publish an approved draft")
 async def publish(
-    request: Request, sop_id: SopId, version: Version, body: PublishBody, _: Writer
+    request: Request, sop_id: SopId, version: Version, body: PublishBody, who: Writer
 ) -> dict[str, Any]:
     """``staffroom sop publish``: every reviewer recorded for the draft and every one in
     ``require`` must have approved it (nobody named: one approval by anyone), else 409
-    naming who. Over a published version the draft runs as a trial."""
+    naming who. Over a published version the draft runs as a trial. Who published it is
+    recorded (``by``, bound to the token's ``users`` like an approval)."""
+    person = _person(who, body.by)
     service = await _service(request)
     draft = await _version(service, sop_id, version)
     try:
-        v = await service.publish(sop_id, version, required=[r.strip() for r in body.require])
+        required = [r.strip() for r in body.require]
+        v = await service.publish(sop_id, version, required=required, by=person)
     except InputError as exc:
         if exc.field != "approvals":
             raise
@@ -283,12 +314,14 @@ async def publish(
 
 @router.post("/{sop_id}/versions/{version}/deprecate", summary="Retire a version")
 async def deprecate(
-    request: Request, sop_id: SopId, version: Version, body: DeprecateBody, _: Writer
+    request: Request, sop_id: SopId, version: Version, body: DeprecateBody, who: Writer
 ) -> dict[str, Any]:
-    """``staffroom sop deprecate ID@N --why REASON``; the version stays for replay."""
+    """``staffroom sop deprecate ID@N --why REASON``; the version stays for replay. ``by`` is
+    bound to the token's ``users`` like an approval."""
+    person = _person(who, body.by)
     service = await _service(request)
     await _version(service, sop_id, version)
-    v = await service.store.deprecate(sop_id, version, body.reason, by=body.by)
+    v = await service.store.deprecate(sop_id, version, body.reason, by=person)
     return await _version_dict(service, v, full=True)
 
 

@@ -11,6 +11,8 @@ from fastapi import Request
 
 from framework.serving.gateway import Gateway
 from framework.surfaces.server.config import ServerConfig
+from framework.surfaces.server.guard import Load
+from framework.surfaces.server.public import PathScrubber
 
 
 @dataclass
@@ -50,6 +52,14 @@ class ServerState:
     gateway: Gateway
     config: ServerConfig
     limiter: RateLimiter = field(default_factory=RateLimiter)
+    load: Load = field(default_factory=Load)
+    """Requests and streams under way (the Guard's counts)."""
+    scrub: PathScrubber = field(init=False)
+    """Takes the server's paths out of what it answers."""
+
+    def __post_init__(self) -> None:
+        settings = self.gateway.staff.settings
+        self.scrub = PathScrubber(settings.project_dir, settings.data_dir)
 
 
 def get_state(request: Request) -> ServerState:

@@ -53,7 +53,8 @@ async def events(
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
         async for event in state.gateway.subscribe(key, after=since):
-            data = json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"))
+            shown = state.scrub.event(event.to_dict())
+            data = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
             yield ServerSentEvent(data=data, id=event.id, event=str(event.kind))
 
     return EventSourceResponse(stream(), ping=state.config.heartbeat)
