@@ -387,3 +387,43 @@ def test_no_auth_refuses_changes_from_another_origin(local: ServerProcess) -> No
         timeout=60,
     )
     assert same.status_code == 200, same.text
+
+
+def test_an_sop_edit_of_the_largest_card_is_not_refused_for_its_size(
+    server: ServerProcess,
+) -> None:
+    """A 200,000-character card is over 2 MB as escaped JSON: judged by the SOP rules, never
+    by the body cap (which refuses one byte more than the largest valid edit)."""
+    sop = "/api/sops/tech-article"
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        card = client.get(f"{sop}/versions/1", headers=bearer(ADMIN)).json()["card"]
+        padded = card + "\n" + "😀" * (200_000 - len(card) - 1)
+        body = json.dumps({"author": "admin", "note": "long notes", "card": padded})
+        assert len(body) > 2_000_000
+        headers = {**bearer(ADMIN), "content-type": "application/json"}
+        answer = client.post(f"{sop}/versions", content=body, headers=headers)
+        assert answer.status_code in (201, 400, 422), answer.text[:300]
+        too_big = "x" * (BodyLimits().sop_edits + 1)
+        refused = client.post(f"{sop}/versions", content=too_big, headers=headers)
+        assert refused.status_code == 413
+
+
+def test_an_old_logs_absolute_paths_are_rewritten_before_they_leave(tmp_path: Path) -> None:
+    """Logs written before issue 20 carry the absolute scenario_source; memory fallbacks name
+    their file. What leaves the server is relative (or the file name only)."""
+    from framework.surfaces.server.public import PathScrubber
+
+    project, data = tmp_path / "proj", tmp_path / "proj" / ".staffroom"
+    scrub = PathScrubber(project, data)
+    old = {
+        "kind": "plan",
+        "content": {"scenario_source": str(project / "scenarios" / "x.yaml")},
+        "meta": {"file": str(data / "memory" / "pm" / "alice" / "MEMORY.md")},
+    }
+    shown = scrub.event(old)
+    assert shown["content"]["scenario_source"] == "scenarios/x.yaml"
+    assert shown["meta"]["file"] == "<data>/memory/pm/alice/MEMORY.md"
+    elsewhere = scrub.event({"content": {"scenario_source": "/home/op/team/scenarios/y.yaml"}})
+    assert elsewhere["content"]["scenario_source"] == "y.yaml"
+    said = scrub.text(f"unknown scenario 'z'; files live in {project}/scenarios/")
+    assert said == "unknown scenario 'z'; files live in scenarios/"

@@ -20,12 +20,13 @@ from framework.names import check_name
 from framework.sessions.keys import Channel, SessionKey
 from framework.specs.limits import MAX_ID_CHARS
 from framework.surfaces.server.auth import Principal, require
+from framework.surfaces.server.limits import MESSAGE_CHARS
 from framework.surfaces.server.problems import ERROR_RESPONSES, Problem
 from framework.surfaces.server.state import ServerState, get_state
 
 router = APIRouter(prefix="/api", tags=["sessions"], responses=ERROR_RESPONSES)
 
-MAX_MESSAGE_CHARS = 100_000
+MAX_MESSAGE_CHARS = MESSAGE_CHARS
 """Characters one posted message may hold (a long paste; documents belong in the workspace)."""
 MAX_PAGE = 1000
 

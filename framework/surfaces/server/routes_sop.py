@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict, replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from framework.errors import InputError, SopCardError
 from framework.sop.edits import diff_steps
@@ -28,6 +28,7 @@ from framework.specs.sop_card import SopStep
 from framework.specs.sop_text import render_steps
 from framework.surfaces.server import sop_edits
 from framework.surfaces.server.auth import Principal, require
+from framework.surfaces.server.limits import SOP_EDIT_CHARS
 from framework.surfaces.server.problems import ERROR_RESPONSES, Problem
 from framework.surfaces.server.state import get_state
 
@@ -84,13 +85,24 @@ class EditBody(_Body):
     author: Name
     note: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description="why it changed")
     base: int | None = Field(default=None, ge=1, le=MAX_VERSION)
-    card: str | None = Field(default=None, max_length=200_000)
+    card: str | None = Field(default=None, max_length=SOP_EDIT_CHARS)
     steps: list[SopStep] | None = Field(default=None, min_length=1, max_length=200)
     goal: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS)
     body: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
     reviewers: list[Name] = Field(
         default_factory=list, max_length=50, description="who must approve before it is published"
     )
+
+    @model_validator(mode="after")
+    def _steps_fit(self) -> Self:
+        # As much as a card may hold, so the largest valid edit fits the body cap (limits.py).
+        if self.steps is not None:
+            size = sum(len(s.model_dump_json()) for s in self.steps)
+            if size > SOP_EDIT_CHARS:
+                raise ValueError(
+                    f"the steps hold {size:,} characters together; at most {SOP_EDIT_CHARS:,}"
+                )
+        return self
 
 
 def _person(who: Principal, given: str | None) -> str:
