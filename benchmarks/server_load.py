@@ -201,11 +201,17 @@ def model_calls_off(events: list[Json]) -> int:
     return len(odd) + sum(e["kind"] in ("tool_call", "tool_result") for e in events)
 
 
+def known_id(event: Json) -> str:
+    """A message's id as its poster knows it: a client's id is stored in ``meta.client_id``
+    (the event's own id is ``client-<hash>`` of it, in its own namespace)."""
+    return str(event.get("meta", {}).get("client_id") or event["id"])
+
+
 def check_room(key: str, policy: str, log: list[Json], sent: Json) -> Counter[str]:
     """Judge a room's log against the answers its posts got (``sent``: id -> answer body)."""
     found: Counter[str] = Counter(interleaved=sum(e["session"] != key for e in log))
     messages = said(log)
-    ids = [e["id"] for e in messages]
+    ids = [known_id(e) for e in messages]
     stored = Counter(ids)
     merged = Counter(m for e in messages for m in e.get("meta", {}).get("merges", []))
     claimed: set[str] = set()
@@ -220,7 +226,7 @@ def check_room(key: str, policy: str, log: list[Json], sent: Json) -> Counter[st
         found["doubled"] += max(times - 1, 0)
         if status not in ("done", "interrupted") or stored[mid] != 1:
             continue
-        block = [e["id"] for e in said(answer["events"])]
+        block = [known_id(e) for e in said(answer["events"])]
         start = ids.index(mid)
         found["interleaved"] += ids[start : start + len(block)] != block
         claimed.update(block)

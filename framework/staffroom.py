@@ -22,7 +22,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from framework.admin import StaffroomAdmin
-from framework.data_folder import CHECKPOINTS, SOPS, DataFolder
+from framework.data_folder import CHECKPOINTS, SOPS, DataFolder, connect_store
 from framework.errors import StorageError, UnknownNameError
 from framework.knowledge.after_session import SessionKnowledge
 from framework.knowledge.base import KnowledgeBase
@@ -129,7 +129,7 @@ class Staffroom:
         checkpoints = folder.checkpoints
         try:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(checkpoints)
+            conn = await connect_store(checkpoints)  # damage found later names the file
         except (OSError, aiosqlite.Error) as exc:
             raise StorageError(f"cannot open the data folder {settings.data_dir}: {exc}") from exc
         try:
@@ -285,8 +285,10 @@ class Staffroom:
         """Published SOPs in ``scope`` as text (see :meth:`SopService.recommendations`)."""
         return await self.sops.recommendations(scope, exclude=exclude)
 
-    async def session(self, key: str) -> Room:
-        """Reopen an existing session by key (``room:<id>`` or ``dm:<user>@<employee>``)."""
+    async def session(self, key: str, *, scenario_file: bool = False) -> Room:
+        """Reopen a session by key (``room:<id>`` or ``dm:<user>@<employee>``): a room on the
+        scenario id its log records, from the catalog only; ``scenario_file`` (the command
+        line alone): else from the file its log names (see :meth:`Catalog.resumed_scenario`)."""
         parsed = SessionKey.parse(key)
         if parsed.channel == Channel.DM:
             user, _, employee = parsed.chat_id.rpartition("@")
@@ -306,9 +308,9 @@ class Staffroom:
                 field="session",
                 fix=f"use one of: {known}",
             )
-        source = Path(str(entry.content.get("scenario_source", "")))
-        scenario = source if source.is_file() else entry.content["scenario"]
-        return await self.room(parsed.chat_id, scenario)
+        project, content = self.settings.project_dir, entry.content
+        spec = self.catalog.resumed_scenario(key, content, project=project, from_file=scenario_file)
+        return await self.room(parsed.chat_id, spec)
 
     def _room(self, key: SessionKey, plan: RoomPlan) -> Room:
         cached = self._rooms.get(str(key))

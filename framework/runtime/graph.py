@@ -34,6 +34,7 @@ from framework.runtime.state import (
 )
 from framework.runtime.turn import run_turn
 from framework.sessions.events import EventKind, new_event_id
+from framework.specs.project import source_in_project
 
 RoomGraph = CompiledStateGraph[RoomState, RoomDeps, RoomState, RoomState]
 
@@ -62,7 +63,8 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
     epoch = _epoch(deps)
     content: dict[str, Any] = {
         "scenario": plan.scenario.id,
-        "scenario_source": str(plan.scenario.source),
+        # Relative to the project: logs and the server's streams name no folder outside it.
+        "scenario_source": source_in_project(plan.scenario.source, deps.settings.project_dir),
         "title": plan.scenario.title,
         "announcement": plan.announcement,
         "sop": plan.sop_ref,

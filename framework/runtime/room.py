@@ -36,7 +36,13 @@ from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, 
 from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.session_end import end_session, is_idle
 from framework.runtime.state import CONSUMED_WINDOW
-from framework.sessions.events import Event, EventKind, make_event
+from framework.sessions.events import (
+    Event,
+    EventKind,
+    check_own_id,
+    client_message_id,
+    make_event,
+)
 from framework.sessions.follow import follow_log
 from framework.sessions.workspace import Workspace
 from framework.specs.scenario import ScenarioSettings
@@ -165,13 +171,18 @@ class Room:
         *,
         author: str | None = None,
         message_id: str | None = None,
+        client_id: str | None = None,
         meta: dict[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """Post a human message and yield it and every event it causes, as they happen.
 
-        ``message_id`` lets a chat-bot platform's own id make redelivery harmless: a message
-        whose id is already in the history is not stored or answered again (however long
-        ago it came). ``meta`` is kept on the message's event (e.g. the ids it merges).
+        A message whose id is in the history already is neither stored nor answered again
+        (however long ago it came). ``client_id``: an id chosen outside (a chat platform's,
+        an HTTP client's); the message is stored under ``client_event_id(client_id)`` with
+        the id in ``meta.client_id``, so no id anyone sends can name one of the room's own
+        events. ``message_id``: the event id itself, for an id the caller derives and no
+        one else chooses (a script line's); one naming another kind of event is refused.
+        ``meta`` is kept on the message's event (e.g. the ids it merges).
         """
         humans = self._deps.plan.humans
         who = check_name(humans[0] if author is None else author, field="author")
@@ -179,15 +190,22 @@ class Room:
             raise InputError(
                 "a message needs some text", field="text", fix="post a non-empty message"
             )
+        if message_id is not None and client_id is not None:
+            raise InputError("give message_id or client_id, not both", field="message_id")
         async with self._running():
             self._deps.control.interrupt = False  # asked of an earlier run, which has ended
             await self._checked()  # before storing: a message must not land in a broken room
             log = self._deps.log
+            extra = {"human": True, **(meta or {})}
+            if client_id is not None:
+                message_id = client_message_id(client_id, who, log.find(client_id))
+                extra["client_id"] = client_id
+            elif message_id is not None:
+                check_own_id(log.find(message_id), self.key)
             if message_id is None or not log.has(message_id):
                 # After a long silence the session has ended: close it before this message.
                 for ended in await self._end_if_idle():
                     yield ended
-            extra = {"human": True, **(meta or {})}
             event = make_event(self.key, EventKind.MESSAGE, who, text, id=message_id, meta=extra)
             if log.append(event):
                 log.sync()

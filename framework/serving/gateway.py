@@ -4,7 +4,11 @@ The gateway adds what a room inside a chat bot needs on top of :class:`Room`:
 
 - exactly-once ingestion: a message's platform id (or an ``Idempotency-Key``) is remembered
   per session in the ingest ledger (``ingest.sqlite``), so a redelivery, even days later or
-  after a restart, returns the first delivery's result and changes nothing;
+  after a restart, returns the first delivery's result and changes nothing. Such ids live in
+  their own namespace (``Room.post(client_id=...)``): no id a client sends can name one of
+  the room's own events, so no post changes what is stored for anyone else;
+- rooms open on a scenario id of the project's catalog only, and resume on the scenario id
+  their log records, never on a file a caller or the log names;
 - double texting: a message arriving while the room answers is handled by the scenario's
   ``double_texting`` policy (enqueue, reject, interrupt, coalesce) in the session's lane;
 - a durable queue: an accepted message is in the ledger before it runs, so one a crash cut
@@ -79,8 +83,14 @@ class Gateway:
 
     async def open_room(self, room_id: str, scenario: str) -> Room:
         """The room ``room_id`` running ``scenario``; a new one enters in the background (its
-        announcement and first steps come through :meth:`subscribe`)."""
-        wanted = self.staff.catalog.scenario(scenario).id
+        announcement and first steps come through :meth:`subscribe`).
+
+        ``scenario`` is an id of the project's catalog and nothing else: the name comes from
+        a client or a platform's mapping, so it must never read a file (a scenario file from
+        elsewhere runs from the command line).
+        """
+        spec = self.staff.catalog.scenario_by_id(scenario)
+        wanted = spec.id
         key = str(SessionKey.parse(f"room:{room_id}"))
         known = self._lanes.get(key)
         running = known.room.scenario_id if known is not None else self._stored_scenario(key)
@@ -92,7 +102,7 @@ class Gateway:
             )
         if known is not None:
             return known.room
-        room = await self.staff.room(room_id, scenario)
+        room = await self.staff.room(room_id, spec)
         lane = self._lane(room)
         if not (await room.status()).entered and not lane.busy:
             lane.push(Item(message_id=f"start-{room.key}", author="system", texts=[], start=True))
@@ -200,6 +210,15 @@ class Gateway:
                 room.key, ledger_key, message_id=mid, author=who, text=text, state="queued"
             )
             if known is not None:
+                if known.author != who:
+                    # The first answer is the first sender's: replaying it to someone else
+                    # would hand them that person's message and its replies.
+                    what = "Idempotency-Key" if ledger_key.startswith("idem:") else "message_id"
+                    raise InputError(
+                        f"this {what} names another person's message in {room.key}",
+                        field=what,
+                        fix=f"send your own {what} (each message its own id)",
+                    )
                 replay = self._replay(known.message_id, room.key, ledger_key, wait=wait)
                 try:
                     return await asyncio.wait_for(replay, timeout)
@@ -224,7 +243,7 @@ class Gateway:
             )
             item = target
         else:
-            item = Item(message_id=mid, author=who, texts=[text])
+            item = Item(message_id=mid, author=who, texts=[text], own_id=message_id is None)
             lane.push(item)
         if not wait:
             return PostResult(room.key, mid, "queued", lane.policy)
@@ -280,9 +299,16 @@ class Gateway:
             if (entry.session, entry.message_id) in seen:
                 continue
             seen.add((entry.session, entry.message_id))
-            room = await self.session(entry.session)
+            try:
+                room = await self.session(entry.session)
+            except InputError as exc:  # its scenario left the project: the others still run
+                log.warning("queued %s of %s not run: %s", entry.message_id, entry.session, exc)
+                continue
             parts = await self.ledger.merged_into(entry.session, entry.message_id)
             merged = list(dict.fromkeys(p.message_id for p in parts))
+            # Whether the id was the gateway's own is not kept: as a client id, it is still
+            # found stored under the id itself (a log's older form), or stored in the clients'
+            # namespace, never twice.
             self._lane(room).push(
                 Item(entry.message_id, entry.author, texts=[entry.text], merged=merged)
             )

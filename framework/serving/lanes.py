@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from framework.runtime.room import Room
 from framework.serving.results import PostResult
-from framework.sessions.events import Event, EventKind
+from framework.sessions.events import Event, EventKind, posted_as
 
 Emit = Callable[[str, Event], None]
 Settle = Callable[[str, "Item", PostResult | BaseException], Awaitable[None]]
@@ -25,9 +25,14 @@ class Item:
     """A message waiting in a lane (or the room's entry, ``start``)."""
 
     message_id: str
+    """The message's id as its poster knows it: a platform's or an HTTP client's, stored in
+    their namespace (``client_event_id``), or the gateway's own (:attr:`own_id`)."""
     author: str
     texts: list[str]
     start: bool = False
+    own_id: bool = False
+    """The gateway made ``message_id`` (none was sent, or from an ``Idempotency-Key`` by
+    hash): no one chose it, so it is the message event's id itself."""
     merged: list[str] = field(default_factory=list)
     """Ids of later messages coalesced into this one."""
     last_at: float = field(default_factory=time.monotonic)
@@ -117,13 +122,20 @@ class Lane:
             stream = room.start()
         else:
             meta = {"merges": item.merged} if item.merged else None
-            stream = room.post(item.text, author=item.author, message_id=item.message_id, meta=meta)
+            own, mid = item.own_id, item.message_id
+            stream = room.post(
+                item.text,
+                author=item.author,
+                message_id=mid if own else None,
+                client_id=None if own else mid,
+                meta=meta,
+            )
         async for event in stream:
             events.append(event)
             self._emit(room.key, event)
-        if not item.start and (not events or events[0].id != item.message_id):
+        if not item.start and not (events and posted_as(events[0], item.message_id, item.author)):
             # Stored and (partly) answered before a restart: the result is all of it.
-            events = _since(room.history(), item.message_id) or events
+            events = _since(room.history(), item) or events
         last = events[-1] if events else None
         stopped = (
             last is not None
@@ -140,11 +152,11 @@ class Lane:
         )
 
 
-def _since(history: list[Event], message_id: str) -> list[Event]:
-    """The message ``message_id`` and what followed it until the next person's message
-    (empty when the log does not hold it)."""
+def _since(history: list[Event], item: Item) -> list[Event]:
+    """The message of ``item`` and what followed it until the next person's message (empty
+    when the log does not hold it)."""
     for index, event in enumerate(history):
-        if event.id == message_id:
+        if posted_as(event, item.message_id, item.author):
             rest = history[index + 1 :]
             end = next((i for i, e in enumerate(rest) if e.meta.get("human")), len(rest))
             return [event, *rest[:end]]

@@ -17,7 +17,10 @@ class PostResult:
 
     session: str
     message_id: str
-    """The id of the stored message event (the platform's id when one was given)."""
+    """The message's id as its poster knows it. A platform's or client's ``message_id``
+    lives in their namespace: the event's id is ``client_event_id(message_id)`` (in a log
+    from before: the id itself), with this id in ``meta.client_id``. Without one, the
+    gateway makes the id (from an ``Idempotency-Key`` by hash), and it is the event's id."""
     status: str
     """``done``: its run finished (replies in ``events``); ``interrupted``: a newer message
     stopped its run between turns; ``queued``: accepted durably, not run yet (``wait``

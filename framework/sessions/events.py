@@ -5,6 +5,7 @@ Every line starts with ``{"id": "...`` so the log can index ids without a full J
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
+
+from framework.errors import InputError
 
 
 class EventKind(StrEnum):
@@ -143,6 +146,65 @@ def new_event_id() -> str:
         value, rem = divmod(value, 32)
         chars.append(_CROCKFORD[rem])
     return "".join(reversed(chars))
+
+
+CLIENT_EVENT_PREFIX = "client-"
+"""Event ids of messages posted with an id from outside start with this (see
+:func:`client_event_id`); no id the runtime makes does."""
+
+
+def client_event_id(client_id: str) -> str:
+    """The event id a message posted with the outside id ``client_id`` is stored under.
+
+    A platform's or an HTTP client's message id is chosen by someone else, so it must never
+    be an event id itself: ``<epoch>-entry`` or the predictable id of a later reply
+    (``<epoch>-t0002-msg``) would make the room skip its own event as already written. The
+    id is ``client-`` and 32 hex digits of the client id's SHA-256: the same client id
+    always maps to the same event (redeliveries stay harmless), no id the runtime makes has
+    this form, and the ids it derives from a message's (``<id>-remark``, ...) are longer, so
+    no client id can land on them either. The client's own id is kept in the event's
+    ``meta.client_id``.
+    """
+    digest = hashlib.sha256(client_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return CLIENT_EVENT_PREFIX + digest[:32]
+
+
+def posted_as(event: Event, client_id: str, author: str) -> bool:
+    """Whether ``event`` is ``author``'s message posted with the id ``client_id``.
+
+    Such a message is stored under :func:`client_event_id`, or under the id itself: an id
+    no one chose (the gateway's own), or any id in a log written before client ids had
+    their own namespace. The second form counts for the same author only: anyone can read
+    another person's event id and send it as theirs.
+    """
+    if event.kind != EventKind.MESSAGE or not event.meta.get("human"):
+        return False
+    if event.id == client_event_id(client_id):
+        return True
+    return event.id == client_id and event.author == author and "client_id" not in event.meta
+
+
+def client_message_id(client_id: str, author: str, stored: Event | None) -> str:
+    """The id ``author``'s message posted with the outside id ``client_id`` goes under:
+    :func:`client_event_id`, unless ``stored`` (the log's event whose id is ``client_id``
+    itself, if any) is that very message, stored so by a log from before (see
+    :func:`posted_as`). Any other event with that id (the room's entry, a reply) is no
+    business of this message."""
+    if stored is not None and posted_as(stored, client_id, author):
+        return client_id
+    return client_event_id(client_id)
+
+
+def check_own_id(found: Event | None, session: str) -> None:
+    """Refuse a caller's own message id when ``found``, the event already stored under it,
+    is not a person's message (an id that is the room's entry or a reply names no message
+    that could be delivered again)."""
+    if found is not None and not (found.kind == EventKind.MESSAGE and found.meta.get("human")):
+        raise InputError(
+            f"message id '{found.id[:80]}' is the id of another event of {session}",
+            field="message_id",
+            fix="give messages ids of their own; pass an outside id as client_id",
+        )
 
 
 def make_event(

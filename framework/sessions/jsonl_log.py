@@ -201,6 +201,13 @@ class JsonlLog:
                 return events
             chunk *= 4
 
+    def find(self, event_id: str) -> Event | None:
+        """The event with this id, or None (read back from the end: cost follows its age)."""
+        if not self.has(event_id):
+            return None
+        events = self.tail_until(lambda e: e.id == event_id)
+        return events[0] if events and events[0].id == event_id else None
+
     def tail(self, n: int) -> list[Event]:
         """The last ``n`` events, oldest first, reading backwards from the end of the file.
 

@@ -34,6 +34,8 @@ def hint(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{guess}'?)" if guess and guess != name else ""
 
 
+_MAPPINGS = frozenset({"dict_type", "model_type", "model_attributes_type"})
+
 _KINDS = {
     "list_type": "a list",
     "string_type": "text",
@@ -51,16 +53,26 @@ _KINDS = {
 }
 
 
-def describe_value(value: Any) -> str:
-    """What a YAML value looks like to a person: ``a string``, ``a list``, ``nothing``."""
+QUOTED = 40
+"""Characters of a field's value an error may quote; longer values are described, not shown."""
+
+
+def describe_value(value: Any, *, quote: bool = True) -> str:
+    """What a YAML value looks like to a person: ``a string``, ``a list``, ``nothing``.
+
+    ``quote``: show a short string or a number (a field's value, to help find it); off for
+    a whole file's content, which may be anything (a key, a password) and is never shown.
+    """
     if value is None:
         return "nothing (an empty value)"
     if isinstance(value, bool):
-        return str(value).lower()
+        return str(value).lower() if quote else "true or false"
     if isinstance(value, int | float):
-        return f"a number ({value})"
+        return f"a number ({value})" if quote else "a number"
     if isinstance(value, str):
-        return f"a string ('{value}')" if len(value) <= 40 else "a string"
+        if not quote:
+            return f"a string of {len(value):,} characters"
+        return f"a string ('{value}')" if len(value) <= QUOTED else "a string"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
@@ -80,6 +92,13 @@ def explain(
     example = _example(name, info)
     if kind == "spec":
         return str(ctx["message"]), str(ctx["fix"])
+    if not loc and kind in _MAPPINGS:
+        # The whole file is not `key: value` lines: say what it holds, never what it says
+        # (a file named by mistake may hold a key or a password).
+        return (
+            f"the file holds {describe_value(value, quote=False)}, not `key: value` lines",
+            "check that this is the right file: a spec file is a mapping of `key: value` lines",
+        )
     if kind == "missing":
         return f"missing field '{name}'", f"add `{example}`" + _described(info)
     if kind == "extra_forbidden":
@@ -93,7 +112,8 @@ def explain(
             )
         return f"unknown field '{name}'", f"remove it; the fields here are: {', '.join(aliases)}"
     if kind == "list_type" and isinstance(value, str | int | float):
-        return f"expected a list, got {describe_value(value)}", f"write a list: `{name}: [{value}]`"
+        item = value if len(str(value)) <= QUOTED else "..."
+        return f"expected a list, got {describe_value(value)}", f"write a list: `{name}: [{item}]`"
     if kind in _KINDS:
         return (
             f"expected {_KINDS[kind]}, got {describe_value(value)}",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from framework.errors import CardError, InputError, ScenarioError, UnknownNameError
 
@@ -145,7 +146,12 @@ class Catalog:
         return card
 
     def scenario(self, id_or_path: str | Path) -> Scenario:
-        """A scenario by id, or loaded from a path (``.yaml``/``.yml`` or an existing file)."""
+        """A scenario by id, or loaded from a path (``.yaml``/``.yml`` or an existing file).
+
+        The file fallback is for the command line, where the person naming the file owns
+        it; what takes names from others (the server, the adapters) uses
+        :meth:`scenario_by_id`.
+        """
         text = str(id_or_path)
         if isinstance(id_or_path, Path) or text.endswith(YAML_SUFFIXES) or Path(text).is_file():
             return load_scenario(id_or_path)
@@ -163,6 +169,88 @@ class Catalog:
                 [*self.broken_scenarios.values()],
             )
         return found
+
+    def scenario_by_id(self, scenario_id: str) -> Scenario:
+        """A scenario of this catalog by its id, and nothing else: never a file.
+
+        What the server and the chat adapters open rooms with. A name that is no id of the
+        catalog (a file name, a path) is an :class:`UnknownNameError` listing the ids, with a
+        did-you-mean; the file system is never asked, so the answer tells nothing about which
+        files exist. An id whose file does not load is refused without quoting that file.
+        """
+        found = self.scenarios.get(scenario_id)
+        if found is not None:
+            return found
+        names = sorted(self.scenarios)
+        broken = self.broken_scenarios.get(scenario_id)
+        if broken is not None:
+            where = self._in_project(broken.file)
+            raise ScenarioError(
+                f"scenario '{scenario_id[:80]}' is defined in a file that does not load",
+                field="scenario",
+                fix=f"fix {where} (staffroom validate {where} says what is wrong); "
+                f"scenarios that load: {', '.join(names) or '(none)'}",
+            )
+        raise UnknownNameError(
+            f"unknown scenario '{scenario_id[:80]}'{hint(scenario_id[:200], names)}",
+            field="scenario",
+            fix=f"use a scenario id of the project: {', '.join(names) or '(none yet)'} "
+            f"(each is the id: of a file in {SCENARIOS}/)",
+        )
+
+    def resumed_scenario(
+        self, session: str, entry: Mapping[str, Any], *, project: Path, from_file: bool = False
+    ) -> Scenario:
+        """The scenario a stored room resumes on: the id its entry event records
+        (``entry``: that event's content), looked up by :meth:`scenario_by_id`.
+
+        Never a path by default, so a scenario file that moved, or a file placed where it
+        was, changes nothing. ``from_file`` (the command line only): when the id is not in
+        the catalog, load the file the entry names (``scenario_source``, relative to
+        ``project`` or absolute), if it still holds that scenario.
+        """
+        scenario_id = str(entry.get("scenario") or "")
+        source = entry.get("scenario_source")
+        try:
+            return self.scenario_by_id(scenario_id)
+        except UnknownNameError:
+            if not from_file or not isinstance(source, str) or not source.endswith(YAML_SUFFIXES):
+                names = ", ".join(sorted(self.scenarios)) or "none"
+                raise UnknownNameError(
+                    f"{session} runs scenario '{scenario_id[:80]}', which is not a scenario "
+                    f"of this project (it has: {names})",
+                    field="scenario",
+                    fix=f"put the scenario's file back in {SCENARIOS}/, or go on from the "
+                    "command line: staffroom run <its file> --room <room id>",
+                ) from None
+        path = Path(source) if Path(source).is_absolute() else project / source
+        if not path.is_file():
+            raise UnknownNameError(
+                f"{session} runs scenario '{scenario_id[:80]}', which is neither in this "
+                f"project nor in {path} any more",
+                field="scenario",
+                fix="run it with its file again: staffroom run <its file> --room <room id>",
+            )
+        found = load_scenario(path)
+        if found.id != scenario_id:
+            raise ScenarioError(
+                f"{session} runs scenario '{scenario_id[:80]}', but {path} now holds "
+                f"scenario '{found.id}'",
+                field="scenario",
+                fix="run it with the file that holds its scenario: staffroom run <file> "
+                "--room <room id>",
+            )
+        return found
+
+    def _in_project(self, file: str | None) -> str:
+        """``file`` relative to the project (the folder holding ``scenarios/``), so an error
+        shown to others names no folder outside it."""
+        if file is None or self.scenarios_dir is None:
+            return f"{SCENARIOS}/"
+        try:
+            return Path(file).relative_to(self.scenarios_dir.parent).as_posix()
+        except ValueError:
+            return f"{SCENARIOS}/{Path(file).name}"
 
     def validate_paths(
         self, paths: Iterable[str | Path], stored: Mapping[str, StoredSop] | None = None

@@ -114,6 +114,21 @@ def card_project(card_path: Path) -> Path:
     return library.parent if library is not None else card_path.parent
 
 
+def source_in_project(source: Path, project: Path) -> str:
+    """How a room's log records the file of its scenario: relative to ``project`` (POSIX
+    separators) when the file is inside it, so the log names no folder of the machine;
+    absolute for a file outside the project, which only a command-line run opens and only
+    the command line resumes from; as it is when it names no file (a scenario built in
+    code)."""
+    if not source.is_file():
+        return str(source)
+    path = source.resolve()
+    try:
+        return path.relative_to(project.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 __all__ = [
     "AGENTS",
     "SCENARIOS",
@@ -125,5 +140,6 @@ __all__ = [
     "claimed_ids",
     "load_by_id",
     "project_root",
+    "source_in_project",
     "yaml_files",
 ]

@@ -147,8 +147,9 @@ async def test_a_platform_message_id_is_stored_once(api: httpx.AsyncClient, auth
     first = await api.post(f"{ROOM}/messages", json=body, headers=auth("admin"))
     again = await api.post(f"{ROOM}/messages", json=body, headers=auth("admin"))
     assert first.json()["message_id"] == "im-123" and again.json()["duplicate"] is True
-    ids = [e["id"] for e in human_messages(await all_events(api, auth("admin")))]
-    assert ids == ["im-123"]
+    # Stored in the clients' namespace, the id sent kept in meta (issue 20, item 4).
+    said = human_messages(await all_events(api, auth("admin")))
+    assert [e["meta"]["client_id"] for e in said] == ["im-123"]
 
 
 async def test_wait_false_answers_202_and_the_run_goes_on(
@@ -163,7 +164,7 @@ async def test_wait_false_answers_202_and_the_run_goes_on(
         if any(e["kind"] == "outcome" for e in events):
             break
         await asyncio.sleep(0.05)
-    assert [e["id"] for e in human_messages(events)] == ["m-async"]
+    assert [e["meta"]["client_id"] for e in human_messages(events)] == ["m-async"]
     replay = await api.post(f"{ROOM}/messages", json=body, headers=auth("admin"))
     assert replay.json()["duplicate"] is True and replay.headers["Idempotent-Replayed"] == "true"
 
@@ -433,4 +434,4 @@ async def test_a_post_behind_a_long_queue_answers_202_at_the_wait_limit(tmp_path
             await gateway.close()  # lets the run finish
     assert held.status_code == 202 and held.json()["status"] == "queued"
     assert done.status_code == 200 and done.json()["duplicate"] is True
-    assert done.json()["events"][0]["id"] == "slow-1"
+    assert done.json()["events"][0]["meta"]["client_id"] == "slow-1"

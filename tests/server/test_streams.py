@@ -127,7 +127,7 @@ def test_a_second_subscriber_sees_what_another_token_posts(
                 seen.append(message.id)
             if len(seen) == len(expected):
                 break
-    assert seen == expected and seen[0] == "im-1"
+    assert seen == expected and posted.json()["events"][0]["meta"]["client_id"] == "im-1"
 
 
 def test_an_idle_stream_gets_heartbeats(

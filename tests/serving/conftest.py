@@ -1,11 +1,18 @@
-"""A free-chat scenario for the gateway's tests: three employees, a policy per test."""
+"""A project with a free-chat scenario for the gateway's tests: three employees, a policy per
+test. The gateway opens rooms by scenario id only, so each scenario is written into the
+project before ``Staffroom.open`` reads its catalog."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from framework import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SCENARIO = """\
 id: desk-{policy}
@@ -22,16 +29,31 @@ settings:
 
 
 @pytest.fixture
-def desk(tmp_path: Path) -> Callable[..., Path]:
-    """Write a scenario file with the given double-texting policy; return its path."""
+def project(tmp_path: Path) -> Path:
+    """The shipped employees and an empty scenarios/ folder."""
+    root = tmp_path / "project"
+    shutil.copytree(ROOT / "agents", root / "agents")
+    (root / "scenarios").mkdir()
+    return root
+
+
+@pytest.fixture
+def settings(tmp_path: Path, project: Path) -> Settings:
+    return Settings(
+        data_dir=tmp_path / "data", project_dir=project, allow_network=False, model_backoff=0.01
+    )
+
+
+@pytest.fixture
+def desk(project: Path) -> Callable[..., str]:
+    """Write a scenario with the given double-texting policy into the project; its id."""
 
     def write(
         policy: str = "enqueue", *, delay: float = 0.0, window: float = 0.3, extra: str = ""
-    ) -> Path:
-        path = tmp_path / "scenarios" / f"desk_{policy}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
+    ) -> str:
+        path = project / "scenarios" / f"desk_{policy}.yaml"
         text = SCENARIO.format(policy=policy, delay=delay, window=window) + extra
         path.write_text(text, "utf-8")
-        return path
+        return f"desk-{policy}"
 
     return write

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -25,9 +24,9 @@ def employees_said(events: list[Event]) -> list[Event]:
 
 
 async def test_a_redelivery_returns_the_first_result_even_after_a_restart(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
-    scenario = str(desk())
+    scenario = desk()
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
         room = await gateway.open_room("r1", scenario)
@@ -43,16 +42,17 @@ async def test_a_redelivery_returns_the_first_result_even_after_a_restart(
         history = (await gateway.session("room:r1")).history()
         await gateway.close()
     assert later.duplicate and [e.id for e in later.events] == [e.id for e in first.events]
-    assert [e.id for e in humans(history)] == ["om_1"]
+    assert [e.meta["client_id"] for e in humans(history)] == ["om_1"]
     assert len(employees_said(history)) == len(employees_said(first.events))
 
 
 async def test_an_idempotency_key_works_like_a_platform_id(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk()
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r2", str(desk()))
+        room = await gateway.open_room("r2", scenario)
         one = await gateway.post(room.key, "hi", author="bob", idempotency_key="k-1")
         two = await gateway.post(room.key, "hi", author="bob", idempotency_key="k-1")
         other = await gateway.post(room.key, "hi", author="bob", idempotency_key="k-2")
@@ -79,11 +79,12 @@ async def test_an_old_message_redelivered_to_a_room_is_not_answered_again(staff:
 
 
 async def test_enqueue_runs_concurrent_posts_one_after_another(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk(delay=0.05)
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r3", str(desk(delay=0.05)))
+        room = await gateway.open_room("r3", scenario)
         texts = [f"@engineer question {n}" for n in range(6)]
         results = await asyncio.gather(
             *(
@@ -98,15 +99,16 @@ async def test_enqueue_runs_concurrent_posts_one_after_another(
     said = [e for e in history if e.kind == EventKind.MESSAGE]
     order = [("human" if e.meta.get("human") else "employee") for e in said]
     assert order == ["human", "employee"] * 6
-    assert sorted(e.id for e in humans(history)) == sorted(f"q{n}" for n in range(6))
+    assert sorted(e.meta["client_id"] for e in humans(history)) == [f"q{n}" for n in range(6)]
 
 
 async def test_reject_refuses_a_message_while_the_room_answers(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk("reject", delay=0.3)
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r4", str(desk("reject", delay=0.3)))
+        room = await gateway.open_room("r4", scenario)
         await gateway.close()  # let the entry finish
         gateway = await Gateway.open(staff)
         await gateway.session(room.key)
@@ -119,18 +121,19 @@ async def test_reject_refuses_a_message_while_the_room_answers(
         retried = await gateway.post(room.key, "@pm two", author="bob", message_id="m2")
         await gateway.close()
     assert refused.status == "rejected" and refused.room is not None
-    assert "m2" not in {e.id for e in history}
+    assert "m2" not in {e.meta.get("client_id") for e in history}
     assert answered.status == "done"
     assert retried.status == "done" and not retried.duplicate
     assert employees_said(retried.events)
 
 
 async def test_interrupt_stops_the_run_between_turns_and_takes_the_new_message(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk("interrupt", delay=0.4)
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r5", str(desk("interrupt", delay=0.4)))
+        room = await gateway.open_room("r5", scenario)
         await gateway.close()
         gateway = await Gateway.open(staff)
         await gateway.session(room.key)
@@ -152,11 +155,12 @@ async def test_interrupt_stops_the_run_between_turns_and_takes_the_new_message(
 
 
 async def test_coalesce_joins_one_persons_quick_messages_into_one_turn(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk("coalesce", window=0.5)
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r6", str(desk("coalesce", window=0.5)))
+        room = await gateway.open_room("r6", scenario)
         await gateway.close()
         gateway = await Gateway.open(staff)
         await gateway.session(room.key)
@@ -176,11 +180,12 @@ async def test_coalesce_joins_one_persons_quick_messages_into_one_turn(
 
 
 async def test_a_message_accepted_before_a_crash_runs_when_the_gateway_opens(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk()
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        await gateway.open_room("r7", str(desk()))
+        await gateway.open_room("r7", scenario)
         await gateway.close()
     # What a killed process leaves: the message in the ledger, queued, never run.
     ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
@@ -197,11 +202,12 @@ async def test_a_message_accepted_before_a_crash_runs_when_the_gateway_opens(
 
 
 async def test_bad_input_is_refused_before_anything_is_stored(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk()
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r8", str(desk()))
+        room = await gateway.open_room("r8", scenario)
         with pytest.raises(InputError, match="text"):
             await gateway.post(room.key, "   ", author="alice")
         with pytest.raises(InputError):
@@ -210,32 +216,34 @@ async def test_bad_input_is_refused_before_anything_is_stored(
 
 
 async def test_reopening_a_room_with_another_scenario_is_refused_and_changes_nothing(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario, other = desk("enqueue"), desk("reject")
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r9", str(desk("enqueue")))
+        room = await gateway.open_room("r9", scenario)
         await gateway.close()
         gateway = await Gateway.open(staff)
         with pytest.raises(InputError, match="runs scenario 'desk-enqueue'"):
-            await gateway.open_room("r9", str(desk("reject")))
-        same = await gateway.open_room("r9", str(desk("enqueue")))
+            await gateway.open_room("r9", other)
+        same = await gateway.open_room("r9", scenario)
         result = await gateway.post(room.key, "@pm still here?", author="alice")
         await gateway.close()
     assert same.scenario_id == "desk-enqueue" and result.status == "done"
     async with await Staffroom.open(settings=settings) as staff:  # a new process too
         gateway = await Gateway.open(staff)
         with pytest.raises(InputError, match="runs scenario 'desk-enqueue'"):
-            await gateway.open_room("r9", str(desk("reject")))
+            await gateway.open_room("r9", other)
         await gateway.close()
 
 
 async def test_both_names_of_a_message_replay_it(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk()
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r10", str(desk()))
+        room = await gateway.open_room("r10", scenario)
         first = await gateway.post(
             room.key, "hi", author="alice", message_id="om_1", idempotency_key="k"
         )
@@ -248,26 +256,28 @@ async def test_both_names_of_a_message_replay_it(
         history = room.history()
     assert all(r.duplicate for r in (by_key, by_key_other_id, by_id))
     assert {r.message_id for r in (by_key, by_key_other_id, by_id)} == {first.message_id}
-    assert [e.id for e in humans(history)] == ["om_1"]
+    assert [e.meta["client_id"] for e in humans(history)] == ["om_1"]
 
 
 async def test_an_employee_id_is_not_a_persons_name(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk()
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r11", str(desk()))
+        room = await gateway.open_room("r11", scenario)
         with pytest.raises(InputError, match="employee"):
             await gateway.post(room.key, "I am pm now", author="pm")
         await gateway.close()
 
 
 async def test_coalesced_parts_keep_their_result_across_a_crash(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
+    scenario = desk("coalesce")
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        await gateway.open_room("r12", str(desk("coalesce")))
+        await gateway.open_room("r12", scenario)
         await gateway.close()
     # What a process killed inside the coalesce window leaves behind.
     ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
@@ -286,9 +296,9 @@ async def test_coalesced_parts_keep_their_result_across_a_crash(
 
 
 async def test_with_selector_none_employees_answer_only_when_mentioned(
-    settings: Settings, desk: Callable[..., Path]
+    settings: Settings, desk: Callable[..., str]
 ) -> None:
-    scenario = str(desk(extra="  selector: none\n"))
+    scenario = desk(extra="  selector: none\n")
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
         room = await gateway.open_room("r13", scenario)

@@ -9,10 +9,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from conftest import SCENARIO
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "room%3Ar1"
@@ -61,13 +61,12 @@ def until(check: object, tries: int = 600) -> None:
     raise AssertionError("never happened")
 
 
-def test_a_run_cut_off_by_a_kill_is_finished_when_the_server_starts_again(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
-    (project / "scenarios" / "desk.yaml").write_text(
-        SCENARIO.format(policy="enqueue", delay=1.0, window=0.3), encoding="utf-8"
-    )
+def test_a_run_cut_off_by_a_kill_is_finished_when_the_server_starts_again(
+    tmp_path: Path, project: Path, desk: Callable[..., str]
+) -> None:
+    # The conftest's project (employees, a scenario written by `desk`), with the SOPs too.
+    shutil.copytree(ROOT / "sop_library", project / "sop_library")
+    assert desk("enqueue", delay=1.0) == "desk-enqueue"
     data = tmp_path / "data"
     server = Serve(project, data)
     try:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from framework.errors import CardError, InputError, ScenarioError
 from framework.specs import did_you_mean, load_yaml_file, validate
+from framework.specs.catalog import Catalog
 from framework.specs.yaml_loader import field_name, load_yaml_text, nearest_line
 
 
@@ -140,3 +141,33 @@ def test_did_you_mean() -> None:
 def test_field_name_and_nearest_line() -> None:
     assert field_name(("steps", 0, "speaker", 1)) == "steps[0].speaker[1]"
     assert nearest_line({(): 1, ("a",): 4}, ("a", "b", 2)) == 4
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        ("sk-live-0123456789abcdef\n", "a string of 24 characters"),
+        ("- sk-live-0123456789\n- 987654321\n", "a list"),
+        ("987654321\n", "a number"),
+        ("true\n", "true or false"),
+    ],
+)
+def test_a_file_that_is_no_mapping_is_described_never_quoted(
+    tmp_path: Path, content: str, kind: str
+) -> None:
+    # `staffroom run openai_key.txt`: the error says what the file holds, not what it says.
+    path = tmp_path / "openai_key.txt"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        Catalog().scenario(str(path))
+    shown = str(caught.value)
+    assert caught.value.message == f"the file holds {kind}, not `key: value` lines"
+    assert "sk-live" not in shown and "987654321" not in shown
+
+
+def test_a_long_field_value_is_described_not_echoed() -> None:
+    secret = "sk-live-" + "x" * 60
+    with pytest.raises(ScenarioError) as caught:
+        _validate(f"title: t\nitems: {secret}\n")
+    assert caught.value.message == "expected a list, got a string"
+    assert secret not in str(caught.value) and caught.value.fix == "write a list: `items: [...]`"

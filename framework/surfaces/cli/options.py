@@ -48,6 +48,8 @@ def settings_for(
             data_dir=data_dir, project_dir=project, model_override=override
         )
     except InputError as exc:
+        if exc.field != "model":  # the data folder, $STAFFROOM_LOCK: their own errors
+            raise
         raise _named(exc, MODEL_ENV) from None
     if uses_model and settings.model_override is not None:
         check_model(settings, settings.model_override, "--model" if model else MODEL_ENV)

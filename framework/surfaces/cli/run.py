@@ -210,7 +210,7 @@ async def run_dm(settings: Settings, employee: str, user: str, console: Console)
 async def close_session(settings: Settings, session: str, console: Console) -> int:
     """End ``session`` now and show what ending it did."""
     async with await Staffroom.open(settings=settings) as staff:
-        room = await staff.session(session)
+        room = await staff.session(session, scenario_file=True)
         events = await room.close()
         if not events:
             console.print(f"{room.key}: the session has already ended; nothing was said since")
