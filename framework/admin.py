@@ -3,7 +3,8 @@
 ``staffroom sop ...``, ``history``, ``replay`` and ``memory`` (and a server's admin pages
 later) read and change a data folder's stores. They need no catalog, no model and no
 checkpointer, so :meth:`framework.staffroom.Staffroom.admin` opens a :class:`StaffroomAdmin`
-that holds only the stores, each opened when first used.
+that holds only the stores, each opened when first used. (``memory`` reads the project's
+employee cards only to tell an unknown employee from one with no memory yet.)
 
 Read-only folders: what only reads works on a data folder mounted read-only or owned by
 someone else (``sops.sqlite`` opens with SQLite's ``mode=ro``, nothing is imported). What
@@ -19,17 +20,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-import aiosqlite
-
-from framework.data_folder import DataFolder
+from framework.data_folder import DataFolder, connect_store
 from framework.errors import StorageError
 from framework.knowledge.base import KnowledgeBase
 from framework.memory.store import MemoryStore
+from framework.names import check_name
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.service import SopService
 from framework.sop.store import SopStore
+from framework.specs.catalog import Catalog
 from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
+from framework.specs.project import AGENTS
 from framework.specs.project import SOPS as SOP_LIBRARY
 
 __all__ = ["StaffroomAdmin", "require_writable"]
@@ -87,6 +89,15 @@ class StaffroomAdmin:
             self._sops = SopService(await _read_only_store(self.folder))
         return self._sops
 
+    def employee(self, employee: str) -> str:
+        """``employee`` once it names one: a card in the project's ``agents/``, or someone this
+        folder holds memory of (an employee of another project, or one since removed). Else
+        the catalog's error: unknown, with a did-you-mean, or its card's own."""
+        check_name(employee, field="employee")
+        if not (self.folder.memory_dir / employee).is_dir():
+            Catalog.load(self.settings.project_dir / AGENTS, None, None).employee(employee)
+        return employee
+
     def knowledge(self) -> KnowledgeBase:
         """The knowledge layers, configured by the project's ``knowledge.yaml`` (loaded on
         first use: a broken file is an :class:`~framework.errors.InputError` with its line)."""
@@ -119,7 +130,10 @@ class StaffroomAdmin:
 def require_writable(data_dir: Path, command: str = "") -> None:
     """:class:`StorageError` when ``command`` (``staffroom <command>``; empty: any caller)
     would have to write to a read-only folder. Check before anything opens."""
-    if DataFolder(data_dir).writable():
+    folder = DataFolder(data_dir)
+    if (not_a_folder := folder.not_a_folder()) is not None:
+        raise StorageError(f"the data folder {not_a_folder}. Nothing was opened")
+    if folder.writable():
         return
     if not command:
         raise StorageError(
@@ -152,15 +166,17 @@ async def _read_only_store(folder: DataFolder) -> SopStore:
     problem: sqlite3.Error | None = None
     for options in ("mode=ro", "mode=ro&immutable=1"):
         try:
-            conn = await aiosqlite.connect(f"{uri}?{options}", uri=True)
+            conn = await connect_store(path, f"{uri}?{options}")
         except sqlite3.Error as exc:
             problem = exc
             continue
         try:
             await conn.execute("SELECT count(*) FROM sqlite_master")  # the file opens here
-        except sqlite3.Error as exc:
-            problem = exc
+        except (sqlite3.Error, StorageError) as exc:
             await conn.close()  # else its worker thread keeps the process alive
+            if isinstance(exc, StorageError):
+                raise  # damaged (connect_store says so): immutable would read the same bytes
+            problem = exc
             continue
         return SopStore(conn, path)
     raise StorageError(f"cannot read the SOP store {path} (read-only folder): {problem}")

@@ -31,6 +31,10 @@ SQLite creates a missing database file without a word, so a deleted ``sops.sqlit
 SOP version, metric and draft) or ``checkpoints.sqlite`` (where every room stands) would come
 back empty and look like a fresh start. ``stores.json`` records each store once it exists;
 a store it lists that is missing or empty is a loss, reported before anything runs.
+
+Damage (random bytes over a store's pages) shows only when a query reaches them, maybe deep in
+LangGraph: stores open with :func:`connect_store`, whose every query turns it into one
+:class:`~framework.errors.StorageError` naming the file and the way out.
 """
 
 from __future__ import annotations
@@ -38,10 +42,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
+
+import aiosqlite
 
 from framework.errors import InputError, StorageError
 from framework.names import check_name, is_name
@@ -74,6 +82,12 @@ HOLDS = {
     SOPS: "every SOP version, its metrics, outcomes and drafts",
 }
 """Each store and what is lost with it: the error says which."""
+_REPAIR = {
+    CHECKPOINTS: "move it aside and rebuild every room from its log",
+    SOPS: "move it aside and start it empty (sop_library/ cards are imported again)",
+}
+_DAMAGE_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+T = TypeVar("T")
 
 _CHANNEL = re.compile(r"[a-z]+")
 _KEY_FIX = "write it as channel:chat_id, e.g. room:launch-42 or dm:alice@pm"
@@ -231,13 +245,24 @@ class DataFolder:
         ``os.access`` answers for the file system too (a read-only mount is ``EROFS``), and for
         a folder that does not exist yet it asks the nearest parent that does.
         """
-        existing = self.root
-        while not existing.exists() and existing != existing.parent:
-            existing = existing.parent
-        if not os.access(existing, os.W_OK | os.X_OK):
+        if not os.access(self._nearest(), os.W_OK | os.X_OK):
             return False
         stores = (self.checkpoints, self.sops)
         return all(os.access(path, os.W_OK) for path in stores if path.exists())
+
+    def not_a_folder(self) -> str | None:
+        """Why ``root`` can hold no data folder (it, or a folder above it, is a file), or None."""
+        existing = self._nearest()
+        if existing.is_dir():
+            return None
+        below = "" if existing == self.root else f", so {self.root} cannot be made"
+        return f"{existing} is a file, not a folder{below}"
+
+    def _nearest(self) -> Path:  # root, or the nearest folder above it that exists
+        existing = self.root
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        return existing
 
     # -- the record of stores ----------------------------------------------------------------
 
@@ -245,7 +270,7 @@ class DataFolder:
         """Stores this folder has had: name -> when it was first seen (ISO 8601 UTC)."""
         try:
             data = json.loads(self.manifest.read_text("utf-8"))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a folder of none, or no folder
             return {}
         except (OSError, ValueError) as exc:
             raise StorageError(
@@ -317,6 +342,46 @@ class DataFolder:
                 moved.append(target.name)
         self.forget(name)
         return moved
+
+
+def damaged_store(path: Path, exc: BaseException) -> StorageError | None:
+    """``exc`` as the error of a damaged store at ``path`` (SQLite found it "malformed" or
+    "not a database"): the file, what it holds and the ways out. None for any other error."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(code, int) or code & 0xFF not in _DAMAGE_CODES:
+        return None
+    held = f"; it holds {HOLDS[path.name]}" if path.name in HOLDS else ""
+    fix = f"Restore it from a backup, or {_REPAIR.get(path.name, 'move it aside')}"
+    return StorageError(f"{path} is damaged ({exc}){held}. {fix}: staffroom doctor --repair")
+
+
+class StoreConnection(aiosqlite.Connection):
+    """A connection to one store (:func:`connect_store`): a query that finds the file damaged
+    raises :func:`damaged_store`'s error, whoever sent it. Every statement, fetch and commit
+    (LangGraph's too) goes through aiosqlite's private ``_execute``, the one place that sees
+    them all (the damaged-store tests in ``tests/e2e/test_doctor_cli.py`` fail if it moves)."""
+
+    def __init__(self, path: Path, connector: Callable[[], sqlite3.Connection]) -> None:
+        """A connection to ``path`` (maybe through a URI) made by ``connector``."""
+        super().__init__(connector, iter_chunk_size=64)
+        self.path = path
+
+    async def _execute(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        try:
+            result: T = await super()._execute(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
+        except sqlite3.DatabaseError as exc:
+            error = damaged_store(self.path, exc)
+            if error is None:
+                raise
+            raise error from exc
+        return result
+
+
+def connect_store(path: Path, uri: str | None = None, **kwargs: Any) -> StoreConnection:
+    """``aiosqlite.connect`` for the store file ``path`` (through ``uri``, a ``file:`` URI of
+    it, when given); ``kwargs`` go to ``sqlite3.connect``. Await it as aiosqlite's."""
+    target, more = (str(path), kwargs) if uri is None else (uri, {**kwargs, "uri": True})
+    return StoreConnection(path, lambda: sqlite3.connect(target, **more))
 
 
 def session_name(key: SessionName | str) -> str:

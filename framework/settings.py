@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
@@ -96,4 +97,15 @@ class Settings(BaseModel):
                 )
             values["lock"] = lock
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(values)
+        settings = cls.model_validate(values)
+        # Checked here, where every command's settings are made: a file given as the folder
+        # would otherwise surface later as "read-only" or "no such session".
+        if (problem := DataFolder(settings.data_dir).not_a_folder()) is not None:
+            env = overrides.get("data_dir") is None and bool(home)
+            raise InputError(
+                f"the data folder {problem}",
+                field="STAFFROOM_HOME" if env else "--data-dir",
+                fix=f"{'set STAFFROOM_HOME to' if env else 'pass --data-dir'} a folder "
+                "(one that does not exist yet is made)",
+            )
+        return settings

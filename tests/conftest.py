@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from cli_in_process import Cli, in_process_cli
 from stub_openai import StubOpenAI
 
 from framework import Settings, Staffroom
@@ -32,3 +33,10 @@ def stub_openai() -> Iterator[StubOpenAI]:
     """A recording OpenAI-compatible stub server on 127.0.0.1 (see tests/stub_openai.py)."""
     with StubOpenAI() as stub:
         yield stub
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``cli("run", "tech-article", ...)``: the ``staffroom`` command in this process, as a
+    person sees it (see tests/cli_in_process.py)."""
+    return in_process_cli(capsys, monkeypatch, ROOT)

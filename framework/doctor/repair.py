@@ -70,8 +70,9 @@ async def _rebuild_rooms(settings: Settings, rooms: list[Finding]) -> list[str]:
 async def _open_room(staff: Staffroom, finding: Finding) -> Room:
     key = SessionKey.parse(finding.session or finding.where)
     try:
-        return await staff.session(str(key))  # the scenario its log's entry names
+        return await staff.session(str(key), scenario_file=True)  # the scenario its entry names
     except UnknownNameError:
         if key.channel == Channel.DM or not finding.scenario:
             raise
-    return await staff.room(key.chat_id, finding.scenario)  # a log that lost its entry
+    # A log that lost its entry: the id its checkpoint names, from the catalog (never a file).
+    return await staff.room(key.chat_id, staff.catalog.scenario_by_id(finding.scenario))

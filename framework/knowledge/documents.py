@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
+import yaml
+
 from framework.errors import InputError
 
 from .tokens import tokenize
@@ -16,6 +18,7 @@ __all__ = [
     "Partition",
     "SearchResult",
     "SyncReport",
+    "document_parts",
     "index_tokens",
     "parse_partition",
 ]
@@ -100,5 +103,35 @@ def parse_partition(value: str) -> Partition:
 
 
 def index_tokens(title: str, text: str) -> list[str]:
-    """The words a document is indexed under: its title's, then its text's."""
-    return tokenize(f"{title}\n{text}")
+    """The words a document is indexed under: its title's, then its text's, front matter left
+    out (also of a document stored before it was: a rebuild segments it again)."""
+    return tokenize(f"{title}\n{_front_matter(text)[1]}")
+
+
+def document_parts(text: str, name: str) -> tuple[str, str]:
+    """``(title, body)`` of a markdown file's ``text``. YAML front matter (a topic file's:
+    dates, change notes, where entries came from) is not body text: a topic whose entries were
+    all forgotten would still be found by it. The title is the front matter's ``title``, else
+    the first ``# `` heading, else ``name``."""
+    front, body = _front_matter(text)
+    title = front.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip(), body
+    heading = next((ln[2:].strip() for ln in body.splitlines() if ln.startswith("# ")), None)
+    return heading or name, body
+
+
+def _front_matter(text: str) -> tuple[dict[object, object], str]:
+    """The YAML mapping between a ``---`` first line and the next ``---`` line, and the text
+    after it; ``({}, text)`` when there is none (a markdown rule above text is not one)."""
+    if not text.removeprefix("\ufeff").startswith("---"):
+        return {}, text
+    lines = text.removeprefix("\ufeff").split("\n")
+    end = next((i for i, ln in enumerate(lines[1:], 1) if ln.strip() == "---"), 0)
+    if lines[0].strip() != "---" or not end:
+        return {}, text
+    try:
+        front = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError:
+        return {}, text
+    return (front, "\n".join(lines[end + 1 :])) if isinstance(front, dict) else ({}, text)

@@ -4,7 +4,8 @@ Other systems delete a record and leave it in their indexes and summaries. Here 
 goes through every place a text can be: topic files (every employee's, both library
 partitions), trackers (tasks, goals, reflections, proposals), journals, MEMORY.md entries and
 HISTORY.md lines; then the search index drops every document built from a file it changed and
-syncs those folders again, so a search afterwards cannot find the text. The report lists each
+syncs those folders again, so a search afterwards cannot find the text. A topic left with no
+entry is deleted, not kept as a shell its title would still be found by. The report lists each
 removal with its layer and file.
 
 Journals are append-only and histories are only appended to: forget is the one exception,
@@ -122,9 +123,15 @@ class _Log:
 
     out: list[Forgotten] = field(default_factory=list)
     touched: list[Path] = field(default_factory=list)
+    folders: set[Path] = field(default_factory=set)
+    """Touched paths that are folders (deleted ones no longer say so themselves)."""
 
-    def add(self, layer: str, root: Path, path: Path, what: str, item: str = "") -> None:
+    def add(
+        self, layer: str, root: Path, path: Path, what: str, item: str = "", *, folder: bool = False
+    ) -> None:
         self.touched.append(path)
+        if folder:
+            self.folders.add(path.resolve())
         try:
             where = path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:  # a data folder reached through another path: say it whole
@@ -174,12 +181,12 @@ def _person_folders(memory: MemoryStore, person: str, log: _Log) -> None:
             held = ", ".join(sorted(p.name for p in path.parent.iterdir() if p.is_file()))
             with file_lock(path):  # the lock MEMORY.md's writers take: none is mid-write
                 shutil.rmtree(path.parent)
-            log.add("memory", folder.root, path.parent, f"deleted ({held})")
+            log.add("memory", folder.root, path.parent, f"deleted ({held})", folder=True)
     for name in _sessions(folder.history_dir, f"dm:{glob_escape(person)}@*"):
         path = folder.history_file(name)
         with file_lock(path):
             shutil.rmtree(path.parent)
-        log.add("history", folder.root, path.parent, "deleted (the DM's HISTORY.md)")
+        log.add("history", folder.root, path.parent, "deleted (the DM's HISTORY.md)", folder=True)
 
 
 async def _resync(kb: KnowledgeBase, log: _Log) -> None:
@@ -193,9 +200,11 @@ async def _resync(kb: KnowledgeBase, log: _Log) -> None:
     index = await kb.index()
     dropped: set[str] = set()
     for path in sorted(paths):
-        gone = await index.remove_where(source_prefix=str(path) if path.is_file() else f"{path}/")
+        # A topic forget left empty is deleted: its documents go by its name, as a file's.
+        folder = path.is_dir() or path in log.folders
+        gone = await index.remove_where(source_prefix=f"{path}/" if folder else str(path))
         dropped.update(gone)
-        if not path.exists():  # a deleted folder: its documents are gone for good
+        if folder and not path.exists():  # a deleted folder: its documents are gone for good
             log.out += [
                 Forgotten("index", doc_id, "dropped from the search index") for doc_id in gone
             ]

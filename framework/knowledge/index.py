@@ -39,6 +39,7 @@ from .documents import (
     Partition,
     SearchResult,
     SyncReport,
+    document_parts,
     index_tokens,
     parse_partition,
 )
@@ -353,16 +354,12 @@ def _plan(conn: sqlite3.Connection, spec: _Root) -> _Plan:
         except (OSError, UnicodeDecodeError) as exc:
             skipped.append(f"{path}: {exc}")
             continue
-        title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), path.stem)
+        title, text = document_parts(text, path.stem)  # front matter is no searchable text
         doc_id, digest = f"{spec.collection}:{rel.as_posix()}", hashlib.sha256(raw).hexdigest()
         meta = (spec.partition, spec.scope, str(path), title, digest, st.st_mtime_ns, st.st_size)
         same = old is not None and old[3:] == (spec.partition, spec.scope, digest)
-        writes.append(
-            (
-                Document(doc_id, spec.collection, text, *meta),
-                None if same else index_tokens(title, text),
-            )
-        )
+        doc = Document(doc_id, spec.collection, text, *meta)
+        writes.append((doc, None if same else index_tokens(title, text)))
     return writes, unchanged, skipped, seen
 
 

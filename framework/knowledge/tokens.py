@@ -32,8 +32,9 @@ from typing import Any
 
 __all__ = ["MAX_TOKEN_CHARS", "STOP_WORDS", "snippet", "tokenize", "tokenizer_version"]
 
-RULES_VERSION = "1"
-"""Bump when a rule here changes: indexes built with other rules are rebuilt on open."""
+RULES_VERSION = "2"
+"""Bump when a rule here changes: indexes built with other rules are rebuilt on open.
+2: front matter is no longer indexed (``documents.index_tokens``)."""
 
 MAX_TOKEN_CHARS = 64
 """Longer runs are ids, hashes or encoded data, not words anyone searches for."""

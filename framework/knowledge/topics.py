@@ -195,7 +195,8 @@ class TopicStore:
         self, text: str, *, topic: str | None = None, category: str | None = None
     ) -> list[Removal]:
         """Forget: remove every entry and superseded line containing ``text`` (normalised),
-        in one topic or all; returns exactly what was removed."""
+        in one topic or all; returns exactly what was removed. A topic left with nothing is
+        deleted: its title and notes alone would still be found, and say what it held."""
         needle = normalize(text)
         if not needle:
             raise InputError(
@@ -210,7 +211,11 @@ class TopicStore:
                 ]
                 gone = [e for e in old.entries if e not in keep]
                 gone += [render_superseded(s) for s in old.superseded if s not in keep_old]
-                if gone:
+                if not gone:
+                    continue
+                if not (keep or keep_old):
+                    old.path.unlink()
+                else:
                     note = Change(date=self._today(), note=f"forgot {len(gone)} on request")
                     new = dataclasses.replace(
                         old,
@@ -219,7 +224,7 @@ class TopicStore:
                         changes=(*old.changes, note)[-self._max_changes :],
                     )
                     write_atomic(old.path, new.render())
-                    removed += [Removal(old.category, old.slug, g) for g in gone]
+                removed += [Removal(old.category, old.slug, g) for g in gone]
         return removed
 
     def remove_topic(self, topic: str, category: str | None = None) -> Topic:

@@ -142,24 +142,68 @@ async def import_library(
     return report
 
 
+async def import_problems(store: SopStore | None, folder: str | Path) -> dict[str, InputError]:
+    """What :func:`import_library` (``strict=False``) would refuse of the cards under
+    ``folder``, by SOP id, without writing anything (``staffroom validate``; ``store`` None:
+    an empty one). Cards that do not load are left out: validation reports them itself."""
+    library = SopLibrary(folder, strict=False)
+    problems: dict[str, InputError] = {}
+    held: dict[str, dict[int, SopVersion]] = {}
+    for card in library:
+        if card.id in problems or card.id in library.broken():
+            continue  # as the import: nothing of an SOP after its first refused card
+        if card.id not in held:
+            stored = await store.versions(card.id) if store is not None else []
+            held[card.id] = {v.version: v for v in stored}
+        known = held[card.id]
+        try:
+            version = card_to_version(card)
+        except SopCardError as exc:  # its approvals section: the import refuses it too
+            problems[card.id] = exc
+            continue
+        if (refusal := _refusal(card, version, known)) is not None:
+            problems[card.id] = refusal
+        else:
+            known.setdefault(card.version, version)
+    return problems
+
+
+def _refusal(
+    card: SopCard, version: SopVersion, known: dict[int, SopVersion]
+) -> SopCardError | None:
+    """Why a card cannot be imported into a store holding ``known`` of its SOP (a version
+    stored with other content, or one that skips a number), or None. The import and
+    :func:`import_problems` both ask here, so ``validate`` refuses what ``run`` refuses."""
+    stored, expected = known.get(card.version), max(known, default=0) + 1
+    if stored is None and card.version == expected:
+        return None
+    if stored is None:  # versions are numbered 1, 2, 3...: a gap would be a lost version
+        why, fix = "skips a number", f"add it as {card.id}@{expected}"
+    elif same_content(stored, version) or _adds_products_only(stored, version):
+        return None
+    else:
+        why, fix = "is already stored with different content", "save the change as a new "
+        fix += f"card with version: {expected}"
+    return SopCardError(
+        f"SOP {card.ref} {why}",
+        file=card.source,
+        line=card.line_of("version"),
+        field="version",
+        fix=f"versions are immutable: {fix}",
+    )
+
+
 async def _import_card(store: SopStore, card: SopCard, report: ImportReport) -> None:
     version = card_to_version(card)
     known = {v.version: v for v in await store.versions(card.id)}
+    if (refusal := _refusal(card, version, known)) is not None:
+        raise refusal
     stored = known.get(card.version)
     added_products = False
     if stored is not None and _adds_products_only(stored, version):
         # A data folder made before cards declared products (the shipped card gained
         # them): refusing it would stop every room at start.
         stored, added_products = await store.add_products(version), True
-    if stored is not None and not same_content(stored, version):
-        raise SopCardError(
-            f"SOP {card.ref} is already stored with different content",
-            file=card.source,
-            line=card.line_of("version"),
-            field="version",
-            fix=f"versions are immutable: save the change as a new card with "
-            f"version: {await store.next_version(card.id)}",
-        )
     if stored is None:
         try:
             await store.add_version(version)
@@ -298,5 +342,6 @@ __all__ = [
     "card_to_version",
     "export_library",
     "import_library",
+    "import_problems",
     "version_to_card_text",
 ]

@@ -17,7 +17,7 @@ from typing import Any, Self
 
 import aiosqlite
 
-from framework.data_folder import DataFolder
+from framework.data_folder import DataFolder, connect_store
 from framework.errors import StorageError
 
 from .model import SopVersion, Status, Step
@@ -78,14 +78,16 @@ class StoreBase:
             path.parent.mkdir(parents=True, exist_ok=True)
             # timeout is SQLite's busy timeout; isolation_level=None: no implicit transactions,
             # each write says BEGIN itself.
-            conn = await aiosqlite.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            conn = await connect_store(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise StorageError(f"cannot open SOP store {path}: {exc}") from exc
         try:
             await prepare(conn)
-        except sqlite3.Error as exc:
-            await conn.close()
-            raise StorageError(f"cannot use the SOP store {path}: {exc}; {_DAMAGED}") from exc
+        except BaseException as exc:
+            await conn.close()  # else its worker thread keeps the process alive
+            if isinstance(exc, sqlite3.Error):  # damage is a StorageError already
+                raise StorageError(f"cannot use the SOP store {path}: {exc}; {_DAMAGED}") from exc
+            raise
         folder.record(path.name)
         return cls(conn, path)
 

@@ -17,7 +17,15 @@ from ._explain import did_you_mean
 from .catalog import Catalog
 from .employee import load_card
 from .models_file import MODELS_FILE, ModelRegistry
-from .project import AGENTS, SCENARIOS, SOPS, YAML_SUFFIXES, card_project, project_root
+from .project import (
+    AGENTS,
+    SCENARIOS,
+    SOPS,
+    YAML_SUFFIXES,
+    card_project,
+    load_by_id,
+    project_root,
+)
 from .scenario import load_scenario
 from .scenario_checks import StoredSop, card_speaker_problems
 from .sop_card import SopLibrary, has_front_matter, load_sop_card
@@ -66,6 +74,7 @@ class _Checker:
         self.problems: list[InputError] = []
         self.sops: dict[Path | None, SopLibrary] = {}
         self.projects: dict[tuple[str, Path], Catalog] = {}
+        self.agents: dict[Path, dict[str, InputError]] = {}
 
     @property
     def fallback(self) -> Catalog:
@@ -111,7 +120,15 @@ class _Checker:
             for problem in project.scenario_problems(scenario, self._stored):
                 self.add(problem)
         elif kind == "employee":
-            load_card(path)
+            card = load_card(path)
+            folder = next((p for p in path.parents if p.name == AGENTS), None)
+            if folder is not None:
+                # Its id against the other cards of its folder, as run loads them: an id
+                # two cards claim is refused there, whichever file is named here.
+                if folder not in self.agents:
+                    self.agents[folder] = load_by_id(folder, load_card, CardError).broken
+                if (claimed := self.agents[folder].get(card.id)) is not None:
+                    self.add(claimed)
         else:
             raise InputError(
                 "cannot tell what this file is",

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_in_process import Cli
+
 from framework.sessions.events import EventKind, make_event
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,3 +150,40 @@ def test_a_bad_staffroom_model_names_the_variable_and_the_forms(tmp_path: Path) 
     done = staffroom("dm", "pm", "--model", "openai:", data=data)
     error = refused(done, "--model", "needs a name")
     assert "STAFFROOM_MODEL" not in error
+
+
+def test_a_data_folder_that_is_a_file_is_named_as_one_by_every_command(
+    tmp_path: Path, cli: Cli
+) -> None:
+    file = tmp_path / "notes.txt"
+    file.write_text("not a folder\n", encoding="utf-8")
+    commands = [
+        ["run", "tech-article"],
+        ["dm", "pm"],
+        ["history", "room:x"],
+        ["replay", "room:x"],
+        ["close", "room:x"],
+        ["consolidate", "room:x"],
+        ["memory", "pm", "--user", "alice"],
+        ["doctor"],
+        ["validate", "scenarios"],
+        ["search", "部署"],
+        ["forget", "部署"],
+        ["extract", "room:x"],
+        ["reflect"],
+        ["trackers", "pm"],
+        ["knowledge", "list"],
+        ["serve", "--no-auth"],
+    ]
+    for folder in (file, file / "below"):  # the folder, or one it would be made in
+        for args in [*commands, ["sop", "--data-dir", str(folder), "list"]]:
+            given = [] if args[0] == "sop" else ["--data-dir", str(folder)]
+            done = cli(*args, *given)
+            assert done.code == 2, (args, done.out[-2000:], done.err[-2000:])
+            assert "Traceback" not in done.err + done.out, args
+            assert done.err.startswith("error: --data-dir: the data folder "), (args, done.err)
+            assert f"{file} is a file, not a folder" in done.err, (args, done.err)
+            assert "read-only" not in done.err and "no session" not in done.err
+    from_env = cli("history", "room:x", env={"STAFFROOM_HOME": str(file)})
+    assert from_env.code == 2 and "error: STAFFROOM_HOME: the data folder" in from_env.err
+    assert file.read_text(encoding="utf-8") == "not a folder\n", "the file is left alone"

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_in_process import Cli
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -70,3 +72,27 @@ def test_consolidate_command_folds_old_turns(tmp_path: Path) -> None:
     after = history.read_text(encoding="utf-8")
     assert len(after) > len(before)
     assert "carol：第 0 个问题" in after
+
+
+def test_memory_of_an_unknown_employee_is_an_error_with_a_did_you_mean(
+    tmp_path: Path, cli: Cli
+) -> None:
+    folder = ["--data-dir", str(tmp_path)]
+    for args, said in [
+        (["memory", "nobody", "--user", "alice"], "unknown employee 'nobody'"),
+        (["memory", "desginer", "--user", "alice"], "(did you mean 'designer'?)"),
+        (["memory", "nobody", "--user", "alice", "--share", "none"], "unknown employee"),
+    ]:
+        done = cli(*args, *folder)
+        assert done.code == 2 and "Traceback" not in done.err, (args, done.out, done.err)
+        assert done.err.startswith("error: employee: ") and said in done.err, done.err
+        assert "known employees: designer, engineer, pm, reviewer" in done.err
+    assert not (tmp_path / "memory").exists(), "nothing is written for a name that is no one"
+
+    # Memory this folder holds (an employee of another project, or one since removed) is
+    # still shown: it names someone.
+    kept = tmp_path / "memory" / "ghost" / "alice" / "MEMORY.md"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("## 事实\n- alice 喜欢简洁\n", encoding="utf-8")
+    shown = cli("memory", "ghost", "--user", "alice", *folder)
+    assert shown.code == 0 and "alice 喜欢简洁" in shown.out, shown.err

@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from cli_in_process import Cli
+
 from framework.sop.model import SopVersion, Status, Step
 from framework.staffroom import Staffroom
 
@@ -63,3 +66,61 @@ def test_a_broken_knowledge_file_is_reported_with_its_line(tmp_path: Path) -> No
     assert done.returncode == 1
     assert "knowledge.yaml:2" in done.stdout and "loadng" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def _sample(tmp_path: Path) -> Path:
+    """A copy of the sample project (agents, scenarios, SOP cards) to break."""
+    project = tmp_path / "sample"
+    for folder in ("agents", "scenarios", "sop_library"):
+        shutil.copytree(ROOT / folder, project / folder)
+    return project
+
+
+def _break_it(project: Path, how: str) -> None:
+    card = project / "sop_library" / "tech_article" / "v1.md"
+    if how == "second card, same id":
+        pm = (project / "agents" / "pm.yaml").read_text(encoding="utf-8")
+        (project / "agents" / "pm_copy.yaml").write_text(pm, encoding="utf-8")
+    elif how == "version 5 after 1":
+        text = card.read_text(encoding="utf-8").replace("version: 1", "version: 5")
+        (card.parent / "v5.md").write_text(text, encoding="utf-8")
+    else:  # v1 edited in place, after a run stored it
+        text = card.read_text(encoding="utf-8")
+        card.write_text(text.replace("goal: ", "goal: 改过的 "), encoding="utf-8")
+
+
+# Each: what run refuses, and the paths validate is asked about (each must find it).
+REFUSED = {
+    "second card, same id": (
+        "agents/pm_copy.yaml:1 id: id 'pm' is used twice",
+        [["agents"], ["agents/pm.yaml"], ["agents/pm_copy.yaml"], ["scenarios"]],
+    ),
+    "version 5 after 1": (
+        "sop_library/tech_article/v5.md:3 version: SOP tech-article@5 skips a number",
+        [["sop_library"], ["sop_library/tech_article/v5.md"], ["scenarios"], ["."]],
+    ),
+    "v1 edited in place": (
+        "sop_library/tech_article/v1.md:3 version: SOP tech-article@1 is already stored "
+        "with different content",
+        [["sop_library"], ["sop_library/tech_article/v1.md"], ["scenarios"]],
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(REFUSED))
+def test_validate_finds_what_run_refuses(tmp_path: Path, cli: Cli, how: str) -> None:
+    project, data = _sample(tmp_path), tmp_path / "data"
+    folder = ["--data-dir", str(data)]
+    assert cli("run", "tech-article", "--room", "first", *folder, cwd=project).code == 0
+    _break_it(project, how)
+    problem, asked = REFUSED[how]
+
+    ran = cli("run", "tech-article", "--room", "second", *folder, cwd=project)
+    assert ran.code == 2 and ran.err.startswith(f"error: {problem}"), ran.err
+    for paths in asked:
+        checked = cli("validate", *paths, *folder, cwd=project)
+        assert checked.code == 1, (paths, checked.out)
+        assert f"✗ {problem}" in checked.out, (paths, checked.out)
+        assert "Traceback" not in checked.out + checked.err
+    if how != "second card, same id":  # what uses no part of that SOP is still valid
+        assert cli("validate", "agents", *folder, cwd=project).code == 0

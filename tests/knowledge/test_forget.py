@@ -8,6 +8,7 @@ from datetime import date, time
 from pathlib import Path
 
 import pytest
+from cli_in_process import Cli
 
 from framework.errors import InputError
 from framework.knowledge.base import KnowledgeBase
@@ -122,6 +123,8 @@ async def test_forget_text_removes_it_from_every_layer_and_the_index(
     )
     assert kb.topics("pm").show("机房").entries == ("机房在三楼",)
     assert kb.library.store("pm", "isolated").show("权限").entries == ("名单",)
+    # The shared topic held only the secret: deleted, not kept as an empty shell.
+    assert not (tmp_path / "library/shared/team/机房.md").exists()
     assert [t.task for t in kb.trackers.tasks("pm")] == ["整理部署手册"]
     assert [e.text for e in kb.journal.read("pm", DAY).entries] == ["今天很顺利"]
     assert memory.memory("pm", "alice").read().sections["facts"] == ["alice 喜欢简洁"]
@@ -146,7 +149,7 @@ async def test_forget_text_for_one_employee_leaves_the_others(tmp_path: Path) ->
     report = await forget_text(kb, SECRET, memory=memory, employee="qa")
     assert {f.layer for f in report.removed} == {"topic", "library:shared", "library:isolated"}
     assert kb.topics("pm").show("机房").entries == (SECRET, "机房在三楼")
-    assert kb.topics("qa").show("机房").entries == ()
+    assert kb.topics("qa").find("机房") is None, "emptied by forget: deleted"
     assert not kb.index_path.exists(), "no index was there: none is made"
 
 
@@ -188,3 +191,30 @@ async def test_forget_needs_words_and_says_when_nothing_matched(tmp_path: Path) 
     assert none.removed == () and none.render() == "nothing matched 'platypus'"
     assert none.as_dict() == {"needle": "platypus", "removed": []}
     assert _snapshot(tmp_path) == before
+
+
+def test_a_forgotten_library_topic_is_no_shell_search_still_finds(tmp_path: Path, cli: Cli) -> None:
+    """``staffroom forget`` then ``staffroom search``, as the broken-state run did: a library
+    topic whose only entry was the text is gone, not found by its title or front matter; and
+    front matter (category, dates, change notes) is never searchable text."""
+    kb = KnowledgeBase(tmp_path, KnowledgeConfig(), today=lambda: DAY)
+    shared = kb.library.store("pm", "shared")
+    shared.update("门禁", "team", add=[SECRET], title="门禁密码")
+    shared.update("发布", "team", add=["灰度发布分三批"], title="发布流程")
+    folder = ["--data-dir", str(tmp_path)]
+
+    def search(words: str) -> list[str]:
+        done = cli("search", words, "--json", *folder)
+        assert done.code in (0, 1) and "Traceback" not in done.err, done.err
+        return [json.loads(line)["doc"] for line in done.out.splitlines()]
+
+    assert search("门禁密码") == ["shared:team/门禁.md"]  # the title is searchable
+    for words in ("created", "last_review", "2026-05-30"):  # front matter is not
+        assert search(words) == [], words
+
+    forgot = cli("forget", SECRET, *folder)
+    assert forgot.code == 0 and "library/shared/team/门禁.md" in forgot.out, forgot.out
+    for words in ("门禁密码", "门禁", "walrus", "forgot request", "team"):
+        assert search(words) == [], words
+    assert not (tmp_path / "library/shared/team/门禁.md").exists()
+    assert search("发布流程") == ["shared:team/发布.md"], "the rest is found as before"

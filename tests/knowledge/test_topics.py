@@ -121,11 +121,13 @@ def test_forget_removes_entries_and_topics(tmp_path: Path) -> None:
     store = TopicStore(tmp_path, today=Clock())
     store.update("team", "team", add=["scott 回复很快", "alice 手机 138-0000"])
     store.update("team", "team", replace={"scott 回复很快": "scott 下午回复"})
-    store.update("customers", "customers", add=["ACME 关心 Scott 的报价"])
+    store.update("customers", "customers", add=["ACME 关心 Scott 的报价", "ACME 年底续约"])
+    store.update("scott", "team", add=["Scott 的生日是 5 月"])
 
     removed = store.remove_entry("Scott")
     assert sorted((r.slug, r.text) for r in removed) == [
         ("customers", "ACME 关心 Scott 的报价"),
+        ("scott", "Scott 的生日是 5 月"),
         ("team", "scott 下午回复"),
         ("team", 'scott 回复很快 (superseded by "scott 下午回复", 2026-05-30)'),
     ]
@@ -133,9 +135,11 @@ def test_forget_removes_entries_and_topics(tmp_path: Path) -> None:
     assert (team.entries, team.superseded) == (("alice 手机 138-0000",), ())
     assert "scott" not in team.path.read_text(encoding="utf-8").lower()
     assert team.changes[-1].note == "forgot 2 on request"
+    # A topic left with nothing is deleted: its title alone would still say what it held.
+    assert store.find("scott") is None
 
     gone = store.remove_topic("customers")
-    assert gone.entries == ()
+    assert gone.entries == ("ACME 年底续约",)
     assert [t.slug for t in store.list()] == ["team"]
     with pytest.raises(UnknownNameError) as caught:
         store.show("customers")

@@ -17,7 +17,7 @@ async def consolidate(settings: Settings, session: str, force: bool, console: Co
     that was only unusable is a warning (status 0).
     """
     async with await Staffroom.open(settings=settings) as staff:
-        room = await staff.session(session)
+        room = await staff.session(session, scenario_file=True)
         report = await room.consolidate(force=force)
         history = staff.memory.history(room.key).path
         if not report.batches:
@@ -60,7 +60,7 @@ async def show_memory(settings: Settings, employee: str, user: str, console: Con
     :class:`~framework.errors.InputError`: the CLI prints it with its fix and exits 2.
     """
     async with await Staffroom.admin(settings=settings) as admin:
-        memory = admin.memory.memory(employee, user)
+        memory = admin.memory.memory(admin.employee(employee), user)
         doc = memory.read()
         if not memory.path.exists():
             console.print(f"no memory yet: {memory.path}")
@@ -102,7 +102,7 @@ async def set_shared(
     wanted = [] if spec.strip().lower() == "none" else [s.strip() for s in spec.split(",")]
     command = "memory --share"
     async with await Staffroom.admin(settings=settings, writes=True, command=command) as admin:
-        chosen = admin.memory.share(employee, user, [s for s in wanted if s])
+        chosen = admin.memory.share(admin.employee(employee), user, [s for s in wanted if s])
     console.print(
         f"{user}'s memory at {employee}: rooms with other people now see "
         f"{', '.join(sorted(chosen)) or 'nothing'}"

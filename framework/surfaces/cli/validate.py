@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 from contextlib import suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
@@ -14,11 +15,15 @@ from rich.markup import escape
 from framework.data_folder import DataFolder
 from framework.errors import InputError, StorageError, UnknownNameError
 from framework.settings import Settings
+from framework.sop.library_io import import_problems
 from framework.sop.model import SopVersion
 from framework.specs.catalog import Catalog
 from framework.specs.json_schema import schemas
 from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
 from framework.specs.models_file import MODELS_FILE, model_problems
+from framework.specs.project import SCENARIOS, SOPS, YAML_SUFFIXES, project_root
+from framework.specs.scenario import load_scenario
+from framework.specs.sop_card import load_sop_card
 from framework.staffroom import Staffroom
 
 
@@ -26,11 +31,15 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
     """Check files and folders; print every problem found; 0 when all are valid.
 
     Scenarios are checked against the SOP store too (read-only, nothing imported), so an SOP
-    published only there is known, as it is to ``run``; ``knowledge.yaml`` is checked when the
+    published only there is known, as it is to ``run``; so are the SOP cards ``run`` would
+    import for these paths (a card that edits a stored version in place, or skips a number, is
+    refused there), and a damaged store is reported. ``knowledge.yaml`` is checked when the
     project or a named folder has one."""
     project = settings.project_dir
     catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
-    errors = catalog.validate_paths(paths, asyncio.run(_stored_bests(settings)))
+    store = asyncio.run(_store_view(settings, _libraries(paths, project)))
+    errors = catalog.validate_paths(paths, store.bests)
+    errors += [p for p in store.problems if str(p) not in {str(e) for e in errors}]
     # models.yaml and the model names cards use, for the project and any project folder named.
     roots = {project.resolve(): catalog}
     for path in paths:
@@ -47,29 +56,79 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
             load_knowledge_file(root / KNOWLEDGE_FILE)
         except InputError as exc:
             errors.append(exc)
-    for error in errors:
-        console.print(f"[red]✗[/] {escape(error.render())}", highlight=False)
-    if errors:
-        console.print(f"[red]{len(errors)} problem(s)[/]")
+    shown = [e.render() for e in errors] + ([str(store.damage)] if store.damage else [])
+    for problem in shown:
+        console.print(f"[red]✗[/] {escape(problem)}", highlight=False)
+    if shown:
+        console.print(f"[red]{len(shown)} problem(s)[/]")
         return 1
     console.print(f"[green]✓[/] {', '.join(str(p) for p in paths)}: valid")
     return 0
 
 
-async def _stored_bests(settings: Settings) -> dict[str, SopVersion]:
-    """The store's best version of each SOP it publishes ({} when the folder has no store)."""
+@dataclass
+class _StoreView:
+    """What ``run`` would find in the SOP store for the paths validated."""
+
+    bests: dict[str, SopVersion] = field(default_factory=dict)
+    """The best version of each SOP it publishes."""
+    problems: list[InputError] = field(default_factory=list)
+    """Cards of the libraries ``run`` imports that it would refuse (see ``import_problems``)."""
+    damage: StorageError | None = None
+    """The store cannot be read (the files are still checked without it)."""
+
+
+async def _store_view(settings: Settings, libraries: dict[Path, set[str]]) -> _StoreView:
+    """The store as ``run`` sees it, read-only and importing nothing (no store: an empty one);
+    ``libraries``: the SOPs of each library whose cards are checked against it."""
+    view = _StoreView()
     if not DataFolder(settings.data_dir).sops.is_file():
-        return {}
-    bests: dict[str, SopVersion] = {}
+        for library, ids in libraries.items():
+            found = await import_problems(None, library)
+            view.problems += [found[i] for i in sorted(ids) if i in found]
+        return view
     try:
         async with await Staffroom.admin(settings=settings) as admin:
             service = await admin.sops(import_cards=False)
             for sop_id in await service.store.sop_ids():
                 with suppress(UnknownNameError):  # drafts only: not a version rooms can use
-                    bests[sop_id] = await service.best(sop_id)
-    except StorageError:
-        return {}  # a damaged store is doctor's to report; the files are still checked
-    return bests
+                    view.bests[sop_id] = await service.best(sop_id)
+            for library, ids in libraries.items():
+                found = await import_problems(service.store, library)
+                view.problems += [found[i] for i in sorted(ids) if i in found]
+    except StorageError as exc:
+        return _StoreView(damage=exc)
+    return view
+
+
+def _libraries(paths: list[Path], project: Path) -> dict[Path, set[str]]:
+    """The ``sop_library/`` folders ``run`` imports for what ``paths`` hold, each with the
+    SOPs that concern them: a card's own SOP (in the library it is in), and the SOPs a
+    scenario uses (in its project's library, else the current project's). An SOP no named
+    file uses is not theirs to report (a broken file stops only what uses it)."""
+    found: dict[Path, tuple[Path, set[str]]] = {}  # named as the paths name it: errors say so
+    for path in paths:
+        files = [path] if path.is_file() else sorted(path.rglob("*")) if path.is_dir() else []
+        for file in files:
+            library, ids = _library_of(file, file == path, project)
+            if library is not None and ids and library.is_dir():
+                found.setdefault(library.resolve(), (library, set()))[1].update(ids)
+    return dict(found.values())
+
+
+def _library_of(file: Path, named: bool, project: Path) -> tuple[Path | None, list[str]]:
+    """The library ``run`` imports for ``file`` and the SOPs it concerns (none for a file
+    that does not load: validation reports it)."""
+    try:
+        if file.suffix == ".md":
+            library = next((p for p in file.parents if p.name == SOPS), None)
+            return library, [load_sop_card(file).id] if library is not None else []
+        if file.suffix in YAML_SUFFIXES and (named or file.parent.name == SCENARIOS):
+            own = project_root(file) / SOPS
+            return own if own.is_dir() else project / SOPS, load_scenario(file).referenced_sop_ids()
+    except InputError:
+        pass
+    return None, []
 
 
 def print_schema(kind: str | None, console: Console) -> int:

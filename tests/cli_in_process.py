@@ -1,0 +1,68 @@
+"""The ``staffroom`` command run in the test's own process, through its real entry point.
+
+``main`` is what the console script calls: user mistakes print one ``error:`` line and exit 2.
+Running it here (argv, stdin, cwd and ``STAFFROOM_*`` set for the call, output captured) sees
+exactly that, without starting an interpreter per command. An exception ``main`` lets through
+is printed with its traceback and exits 1, as Python would, so tests can assert that no
+"Traceback" reaches a person. Use a real process where the process matters (kills, locks,
+signals, the console script itself).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What a person sees of one ``staffroom`` command: exit status, stdout, stderr."""
+
+    code: int
+    out: str
+    err: str
+
+
+Cli = Callable[..., CliResult]
+"""``cli(*args, cwd=ROOT, stdin="", env=None) -> CliResult``."""
+
+
+def in_process_cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, root: Path
+) -> Cli:
+    """A runner for ``staffroom ARGS``; no ``STAFFROOM_*`` comes from the environment unless
+    ``env=`` sets it, and ``cwd=`` (default ``root``) is the folder it runs in."""
+    from framework.surfaces.cli import main  # here: only tests that use it pay the import
+
+    for name in [n for n in os.environ if n.startswith("STAFFROOM_")]:
+        monkeypatch.delenv(name)
+
+    def run(
+        *args: str, cwd: Path = root, stdin: str = "", env: dict[str, str] | None = None
+    ) -> CliResult:
+        with monkeypatch.context() as scoped:
+            scoped.chdir(cwd)
+            scoped.setattr(sys, "argv", ["staffroom", *args])
+            scoped.setattr(sys, "stdin", io.StringIO(stdin))
+            for name, value in (env or {}).items():
+                scoped.setenv(name, value)
+            capsys.readouterr()
+            code: int | str | None = 0
+            try:
+                main()
+            except SystemExit as exc:
+                code = exc.code
+            except Exception:
+                sys.stderr.write(traceback.format_exc())
+                code = 1
+            out, err = capsys.readouterr()
+        return CliResult(code if isinstance(code, int) else 0 if code is None else 1, out, err)
+
+    return run
