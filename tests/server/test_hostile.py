@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from conftest import ADMIN, CONFIG, READER, SUPPORT, SUPPORT_ENV, ServerProcess
+from server_harness import ADMIN, CONFIG, READER, SUPPORT, SUPPORT_ENV, ServerProcess
 
 from framework.surfaces.server.limits import MESSAGE_CHARS, BodyLimits
 

@@ -17,6 +17,10 @@ request really comes from the platform (:class:`Unverified` when not), read it a
   employees have sent the scenario's ``max_turns`` messages since a person last spoke there,
   bot messages are ignored until a person speaks (the same budget a room gives its
   employees per human message).
+
+What a platform sends is read into typed models by :func:`read_json` (a malformed callback
+is an ``InputError``, answered 400, never a crash), and what one message becomes in a room
+is at most :data:`MAX_TEXT` characters (:func:`bounded`, :func:`expand`).
 """
 
 from __future__ import annotations
@@ -24,17 +28,21 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import re
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from framework.errors import InputError, StaffroomError
 from framework.runtime.room import Room
 from framework.serving.gateway import Gateway
 from framework.sessions.events import Event, EventKind
 from framework.surfaces.adapters.mapping import GroupMapping, Place, Target
+from framework.surfaces.server.limits import MESSAGE_CHARS
 
 log = logging.getLogger("staffroom.adapters")
 
@@ -44,6 +52,90 @@ OUTBOX = 1000
 ACK_WITHIN = 2.0
 """Seconds a webhook waits for its message to be accepted before answering 200 anyway
 (Slack and Feishu give up on an answer after 3 seconds and send the event again)."""
+
+MAX_TEXT = MESSAGE_CHARS
+"""Characters one platform message may become in a room, mentions expanded: the limit of a
+message posted over the HTTP API, so a message holds as much whichever way it came. A longer
+one keeps its first characters and ends with :data:`CUT_NOTE` (truncated, not refused: the
+person who wrote it is in a chat, and a refusal there would be silence), so the room and the
+employee reading it can tell that the rest was not kept."""
+
+CUT_NOTE = "\n[… cut here: the message was longer than {limit:,} characters]"
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def read_json(
+    model: type[_Model], data: str | bytes, *, what: str, fix: str, at: tuple[str, ...] = ()
+) -> _Model:
+    """``data`` (a JSON text, found at the path ``at``) read as ``model``, else
+    :class:`InputError` naming the field.
+
+    pydantic's own JSON parser reads it: nesting past 200 levels, bytes that are not UTF-8
+    and lone surrogates are malformed JSON like any other (``json.loads`` raises
+    ``RecursionError`` on deep nesting, and passes lone surrogates that cannot be stored).
+    """
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        raise _malformed(exc, what, fix, at) from None
+
+
+def read_data(
+    model: type[_Model], data: object, *, what: str, fix: str, at: tuple[str, ...] = ()
+) -> _Model:
+    """Parsed JSON ``data`` (found at the path ``at``) read as ``model``, else
+    :class:`InputError` naming the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _malformed(exc, what, fix, at) from None
+
+
+def _malformed(exc: ValidationError, what: str, fix: str, at: tuple[str, ...]) -> InputError:
+    # The message names the field and the rule, never the value: the caller may be anyone.
+    first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+    where = ".".join((*at, *(str(part) for part in first["loc"]))) or "body"
+    return InputError(f"{what}: {where}: {first['msg']}", field=where, fix=fix)
+
+
+def bounded(text: str, *, limit: int = MAX_TEXT) -> str:
+    """``text`` if it has at most ``limit`` characters, else its start and :data:`CUT_NOTE`
+    (``limit`` characters in all)."""
+    if len(text) <= limit:
+        return text
+    note = CUT_NOTE.format(limit=limit)
+    log.warning("a platform message of over %d characters was cut to %d", limit, limit)
+    return text[: limit - len(note)] + note
+
+
+def expand(text: str, pattern: re.Pattern[str], names: Mapping[str, str]) -> str:
+    """``text`` with each match of ``pattern`` that ``names`` knows replaced by its name, in
+    one pass and at most :data:`MAX_TEXT` characters (see :func:`bounded`).
+
+    One pass: a name is never searched again, so a name holding another mention's key (or
+    an empty key, which ``str.replace`` finds between every two characters) cannot multiply
+    the text. The pattern is fixed, so the cost is linear in the text, however many names.
+    """
+    parts: list[str] = []
+    size = start = 0
+    for match in pattern.finditer(text):
+        name = names.get(match.group())
+        if name is None:
+            continue
+        parts += [text[start : match.start()], name]
+        size += match.start() - start + len(name)
+        start = match.end()
+        if size > MAX_TEXT:  # the rest would be cut anyway: build no more of it
+            return bounded("".join(parts))
+    parts.append(text[start:])
+    return bounded("".join(parts))
+
+
+def unix_time(stamp: str) -> int | None:
+    """A timestamp header as seconds, None unless it is 1 to 12 ASCII digits (``int()``
+    raises on the 4,301st digit, and no clock needs a 13th)."""
+    return int(stamp) if 0 < len(stamp) <= 12 and stamp.isascii() and stamp.isdigit() else None
 
 
 def same_secret(expected: str, given: str) -> bool:
@@ -180,14 +272,18 @@ class Bridge:
         if not inbound.text.strip():
             return Delivery("ignored", reason="no text")
         mapping = self.adapter.mapping
-        target = mapping.target(
-            inbound.place,
-            inbound.sender,
-            scope=inbound.scope,
-            root=inbound.root,
-            author=inbound.author,
-            employee=inbound.employee,
-        )
+        try:
+            target = mapping.target(
+                inbound.place,
+                inbound.sender,
+                scope=inbound.scope,
+                root=inbound.root,
+                author=inbound.author,
+                employee=inbound.employee,
+            )
+        except InputError as exc:  # ids no session key can hold: sending again cannot help
+            log.warning("message %s refused: %s", inbound.message_id, exc.message)
+            return Delivery("invalid", reason=exc.message)
         if target is None:
             why = "no dm_employee answers DMs" if inbound.place.direct else "group not mapped"
             return Delivery("ignored", reason=why)

@@ -1,7 +1,8 @@
 """Feishu / Lark: event subscriptions in (``POST /adapters/feishu/events``), IM messages out.
 
 In, following the open platform's event rules (and lark-oapi's dispatcher, whose checks this
-repeats with 401 answers instead of its 500s):
+repeats with 401 answers instead of its 500s), every body read as :class:`FeishuCallback`
+(400 when it is not one):
 
 - an encrypted body ``{"encrypt": …}`` is AES-256-CBC with the key sha256(encrypt_key),
   decrypted with lark-oapi's ``AESCipher``;
@@ -12,9 +13,9 @@ repeats with 401 answers instead of its 500s):
   the app's;
 - ``url_verification`` is answered with its ``challenge`` (plain or encrypted);
 - schema 2.0 ``im.message.receive_v1`` events are read: ``text`` and ``post`` messages, with
-  ``@_user_1`` placeholders resolved from ``mentions`` (an employee's bot becomes
-  ``@<employee id>``). Feishu retries an event it got no 200 for; the retry carries the same
-  ``message_id``, which the gateway dedupes.
+  ``@_user_1`` placeholders resolved from ``mentions`` in one pass (an employee's bot becomes
+  ``@<employee id>``; at most ``MAX_TEXT`` characters in all). Feishu retries an event it got
+  no 200 for; the retry carries the same ``message_id``, which the gateway dedupes.
 
 Several apps may point at the same URL (an employee with an app of its own answers as that
 app): the request is matched to the app whose signature, key and token fit. Out, replies are
@@ -32,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from framework.errors import InputError
 from framework.specs.yaml_loader import spec_error
@@ -42,11 +43,23 @@ from framework.surfaces.adapters.base import (
     Inbound,
     PlatformError,
     Unverified,
+    expand,
+    read_data,
+    read_json,
     same_secret,
+    unix_time,
+)
+from framework.surfaces.adapters.feishu_events import (
+    FIX,
+    MESSAGE_EVENT,
+    PLACEHOLDER,
+    FeishuCallback,
+    FeishuEvent,
+    FeishuMention,
+    message_text,
 )
 from framework.surfaces.adapters.mapping import GroupMapping, MappingDoc, Place
 
-MESSAGE_EVENT = "im.message.receive_v1"
 _ID_TYPES = {"ou_": "open_id", "on_": "union_id"}
 
 
@@ -132,51 +145,6 @@ class _App:
         return self.client
 
 
-class _Lenient(BaseModel):
-    # Feishu adds fields over time: read what is needed, keep the rest out of the way.
-    model_config = ConfigDict(extra="ignore")
-
-
-class _Ids(_Lenient):
-    open_id: str | None = None
-    union_id: str | None = None
-    user_id: str | None = None
-
-    def all(self) -> list[str]:
-        return [i for i in (self.user_id, self.union_id, self.open_id) if i]
-
-
-class _Sender(_Lenient):
-    sender_id: _Ids = Field(default_factory=_Ids)
-    sender_type: str = "user"
-
-
-class _Mention(_Lenient):
-    key: str
-    id: _Ids = Field(default_factory=_Ids)
-    name: str = ""
-
-
-class _Message(_Lenient):
-    message_id: str
-    root_id: str | None = None
-    chat_id: str
-    chat_type: str = "group"
-    message_type: str
-    content: str
-    mentions: list[_Mention] = Field(default_factory=list)
-
-
-class _Event(_Lenient):
-    sender: _Sender = Field(default_factory=_Sender)
-    message: _Message
-
-
-class _Header(_Lenient):
-    event_type: str = ""
-    token: str | None = None
-
-
 class FeishuAdapter(ChatAdapter):
     """Feishu/Lark event subscriptions and IM API for one shared app (+ employees' apps)."""
 
@@ -192,41 +160,24 @@ class FeishuAdapter(ChatAdapter):
 
     def read(self, headers: Mapping[str, str], body: bytes) -> Challenge | Inbound | None:
         """Verify the request, decrypt it, then read it (see the module docstring)."""
-        try:
-            raw = json.loads(body)
-        except ValueError:
-            raw = None
-        if not isinstance(raw, dict):
-            raise InputError(
-                "not a Feishu event: the body is not a JSON object",
-                field="body",
-                fix="send the JSON Feishu's event subscription posts",
-            )
-        apps = self._signed_by(headers, body)
-        plain = raw
-        if isinstance(raw.get("encrypt"), str):
-            plain, apps = self._decrypt(raw["encrypt"], apps)
-        header = _Header.model_validate(plain.get("header") or {})
-        token = header.token if "header" in plain else plain.get("token")
-        app = self._token_owner(token, apps)
-        if plain.get("type") == "url_verification":
-            return Challenge(str(plain.get("challenge", "")))
+        apps = self._signed_by(headers, body)  # a signature is checked before any parsing
+        callback = read_json(FeishuCallback, body, what="not a Feishu event", fix=FIX)
+        if callback.encrypt is not None:
+            callback, apps = self._decrypt(callback.encrypt, apps)
+        header = callback.header
+        app = self._token_owner(callback.token if header is None else header.token, apps)
+        if callback.type == "url_verification":
+            return Challenge(callback.challenge or "")
         if app.doc.encrypt_key and not headers.get("x-lark-signature"):
             raise Unverified(
                 "the event is not signed, though the app has an encrypt key",
                 field="X-Lark-Signature",
                 fix="only Feishu may call this URL; check the app's Encrypt Key",
             )
-        if header.event_type != MESSAGE_EVENT:
+        if header is None or header.event_type != MESSAGE_EVENT:
             return None
-        try:
-            event = _Event.model_validate(plain.get("event"))
-        except ValidationError as exc:
-            raise InputError(
-                f"not an {MESSAGE_EVENT} event: {exc.errors()[0]['msg']}",
-                field="event",
-                fix="send the event as Feishu does (schema 2.0)",
-            ) from None
+        what = f"not an {MESSAGE_EVENT} event"
+        event = read_data(FeishuEvent, callback.event, what=what, fix=FIX, at=("event",))
         return self._inbound(event, app)
 
     def _signed_by(self, headers: Mapping[str, str], body: bytes) -> list[_App]:
@@ -235,10 +186,8 @@ class FeishuAdapter(ChatAdapter):
             return self._apps
         stamp = headers.get("x-lark-request-timestamp", "")
         nonce = headers.get("x-lark-request-nonce", "")
-        skew = self.doc.max_clock_skew
-        if skew and (
-            not (stamp.isascii() and stamp.isdigit()) or abs(time.time() - int(stamp)) > skew
-        ):
+        skew, seconds = self.doc.max_clock_skew, unix_time(stamp)
+        if skew and (seconds is None or abs(time.time() - seconds) > skew):
             raise Unverified(
                 f"X-Lark-Request-Timestamp is more than {skew} seconds off",
                 field="X-Lark-Request-Timestamp",
@@ -258,27 +207,29 @@ class FeishuAdapter(ChatAdapter):
             )
         return found
 
-    def _decrypt(self, encrypted: str, apps: list[_App]) -> tuple[dict[str, Any], list[_App]]:
-        cipher = _lark().core.utils.AESCipher
-        for app in apps:
-            if not app.doc.encrypt_key:
-                continue
+    def _decrypt(self, encrypted: str, apps: list[_App]) -> tuple[FeishuCallback, list[_App]]:
+        cipher, what = _lark().core.utils.AESCipher, "not a Feishu event (decrypted)"
+        malformed: InputError | None = None
+        for app in (a for a in apps if a.doc.encrypt_key):
             try:
-                plain = json.loads(cipher(app.doc.encrypt_key).decrypt_str(encrypted))
-            except ValueError:  # wrong key: bad padding, not UTF-8, not JSON
+                plain = cipher(app.doc.encrypt_key).decrypt_str(encrypted)
+                return read_json(FeishuCallback, plain, what=what, fix=FIX, at=("encrypt",)), [app]
+            except InputError as exc:  # this key's malformed event, or a wrong key's noise
+                malformed = exc
+            except ValueError:  # a wrong key (or no ciphertext): base64, padding, not UTF-8
                 continue
-            if isinstance(plain, dict):
-                return plain, [app]
+        if malformed is not None:
+            raise malformed
         raise Unverified(
             "the event cannot be decrypted with any app's encrypt key",
             field="encrypt",
             fix="set the app's Encrypt Key (Event Subscriptions) as encrypt_key",
         )
 
-    def _token_owner(self, token: Any, apps: list[_App]) -> _App:
+    def _token_owner(self, token: str | None, apps: list[_App]) -> _App:
         for app in apps:
             expected = app.doc.verification_token or ""
-            if expected and isinstance(token, str) and same_secret(expected, token):
+            if expected and token is not None and same_secret(expected, token):
                 return app
         raise Unverified(
             "the verification token does not match",
@@ -286,13 +237,16 @@ class FeishuAdapter(ChatAdapter):
             fix="set the app's Verification Token (Event Subscriptions) as verification_token",
         )
 
-    def _inbound(self, event: _Event, app: _App) -> Inbound | None:
+    def _inbound(self, event: FeishuEvent, app: _App) -> Inbound | None:
         message = event.message
-        text = _text(message.message_type, message.content)
+        text = message_text(message)
         if text is None:
             return None
-        for mention in message.mentions:
-            text = text.replace(mention.key, self._mention(mention))
+        names: dict[str, str] = {}
+        for mention in message.mentions:  # the first of a key counts, as Feishu lists them
+            if mention.key not in names and PLACEHOLDER.fullmatch(mention.key):
+                names[mention.key] = self._mention(mention)
+        text = expand(text, PLACEHOLDER, names)
         ids = event.sender.sender_id
         ours = {i for a in self._apps for i in a.doc.bot_ids}
         return Inbound(
@@ -307,7 +261,7 @@ class FeishuAdapter(ChatAdapter):
             employee=app.employee,
         )
 
-    def _mention(self, mention: _Mention) -> str:
+    def _mention(self, mention: FeishuMention) -> str:
         ids = set(mention.id.all())
 
         def names_bot(doc: FeishuAppFields) -> bool:
@@ -356,28 +310,6 @@ class FeishuAdapter(ChatAdapter):
 
 def _signature(stamp: str, nonce: str, key: str, body: bytes) -> str:
     return hashlib.sha256((stamp + nonce + key).encode() + body).hexdigest()
-
-
-def _text(kind: str, content: str) -> str | None:
-    """The words of a ``text`` or ``post`` message (None for images, files, cards...)."""
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    if kind == "text":
-        return str(data.get("text", ""))
-    if kind != "post":
-        return None
-    lines = [str(data["title"])] if data.get("title") else []
-    for paragraph in data.get("content") or []:
-        parts = []
-        for node in paragraph if isinstance(paragraph, list) else []:
-            if isinstance(node, dict):
-                parts.append(str(node.get("text") or node.get("user_id") or node.get("href") or ""))
-        lines.append("".join(parts))
-    return "\n".join(lines)
 
 
 def _user_place(user: str) -> Place | None:

@@ -2,8 +2,10 @@
 
 ``POST /adapters/slack/events`` and ``POST /adapters/feishu/events`` take the platforms'
 event callbacks. They need no bearer token: the platform's signature is the credential
-(401 with the JSON error body when it does not check out). A platform that is not
-configured answers 404.
+(401 with the JSON error body when it does not check out). A body that is not the
+platform's shape (:class:`SlackCallback`, :class:`FeishuCallback`, read from the raw bytes
+the signature is over) is 400; each refusal is logged. A platform that is not configured
+answers 404.
 
 The config is the ``adapters:`` section of the server's config file (other sections are the
 server's own), read like every spec file, so a mistake is ``file:line field: fix``. A secret
@@ -35,14 +37,12 @@ from framework.errors import InputError
 from framework.specs.yaml_loader import SpecModel, load_yaml_file, validate
 from framework.surfaces.adapters.base import ACK_WITHIN, Bridge, Challenge, ChatAdapter, Unverified
 from framework.surfaces.adapters.feishu import FeishuAdapter, FeishuDoc
-from framework.surfaces.adapters.slack import SlackAdapter, SlackDoc
-from framework.surfaces.server.problems import ERROR_RESPONSES, Problem
+from framework.surfaces.adapters.feishu_events import FeishuCallback
+from framework.surfaces.adapters.slack import SlackAdapter, SlackCallback, SlackDoc
+from framework.surfaces.server.problems import ERROR_RESPONSES, ErrorResponse, Problem
 from framework.surfaces.server.state import get_state
 
 log = logging.getLogger("staffroom.adapters")
-
-MAX_BODY = 1_000_000
-"""Bytes a webhook reads at most (Slack and Feishu events are a few kilobytes)."""
 
 
 class AdaptersConfigError(InputError):
@@ -180,20 +180,85 @@ class Answer(BaseModel):
     reason: str | None = None
 
 
-@router.post("/slack/events", response_model=Answer, summary="Slack Events API callback")
+def _request(model: type[BaseModel], headers: dict[str, tuple[bool, str]]) -> dict[str, Any]:
+    """The request a platform sends, for the OpenAPI document. The routes read the raw body
+    themselves (the signature is over its bytes), so FastAPI cannot derive it: the body's
+    JSON Schema is the model the adapter reads it with, its ``$defs`` inlined."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                return inline(defs[ref.rsplit("/", 1)[-1]])
+            return {key: inline(value) for key, value in node.items()}
+        return [inline(item) for item in node] if isinstance(node, list) else node
+
+    parameters = [
+        {"name": name, "in": "header", "required": required, "description": text}
+        | {"schema": {"type": "string"}}
+        for name, (required, text) in headers.items()
+    ]
+    content = {"application/json": {"schema": inline(schema)}}
+    return {"parameters": parameters, "requestBody": {"required": True, "content": content}}
+
+
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse, "description": text}
+    for code, text in [
+        (400, "Not the platform's JSON (the field is named)"),
+        (401, "The platform's signature, timestamp or verification token does not check out"),
+        (404, "The platform is not configured on this server"),
+        (413, "A body larger than any platform event"),
+    ]
+}
+
+_SLACK = _request(
+    SlackCallback,
+    {
+        "X-Slack-Request-Timestamp": (True, "Unix seconds; more than 5 minutes off is a 401"),
+        "X-Slack-Signature": (True, "v0= HMAC-SHA256 of v0:{timestamp}:{raw body}"),
+    },
+)
+_FEISHU = _request(
+    FeishuCallback,
+    {
+        "X-Lark-Request-Timestamp": (False, "signed events: Unix seconds"),
+        "X-Lark-Request-Nonce": (False, "signed events: a nonce"),
+        "X-Lark-Signature": (False, "sha256(timestamp + nonce + encrypt_key + raw body)"),
+    },
+)
+
+
+@router.post(
+    "/slack/events",
+    response_model=Answer,
+    responses=_REFUSALS,
+    summary="Slack Events API callback",
+    openapi_extra=_SLACK,
+)
 async def slack_events(request: Request) -> Any:
     """Slack's event callbacks: signed with the app's signing secret."""
     return await _handle(request, "slack")
 
 
-@router.post("/feishu/events", response_model=Answer, summary="Feishu/Lark event callback")
+@router.post(
+    "/feishu/events",
+    response_model=Answer,
+    responses=_REFUSALS,
+    summary="Feishu/Lark event callback",
+    openapi_extra=_FEISHU,
+)
 async def feishu_events(request: Request) -> Any:
     """Feishu/Lark event subscriptions: token-checked, signed and encrypted when configured."""
     return await _handle(request, "feishu")
 
 
 async def _handle(request: Request, platform: str) -> JSONResponse:
-    get_state(request)  # the server's state must be there before any adapter runs
+    # The server's state must be there before any adapter runs; its cap for a callback's body
+    # is enforced as the body streams in (guard.py), and again here for an app without it.
+    cap = get_state(request).config.limits.body.adapters
     bridge = start_adapters(request.app).bridges.get(platform)
     if bridge is None:
         raise Problem(
@@ -205,11 +270,11 @@ async def _handle(request: Request, platform: str) -> JSONResponse:
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
-        if len(body) > MAX_BODY:  # read no further: nobody has checked the signature yet
+        if len(body) > cap:  # read no further: nobody has checked the signature yet
             raise Problem(
                 413,
                 "too_large",
-                f"a platform event is far smaller than {MAX_BODY:,} bytes",
+                f"a platform event is far smaller than {cap:,} bytes",
                 fix="only the platform may call this URL",
             )
     try:
@@ -217,6 +282,9 @@ async def _handle(request: Request, platform: str) -> JSONResponse:
     except Unverified as exc:
         log.warning("%s webhook refused: %s", platform, exc.message)
         raise Problem(401, "unverified", exc.message, field=exc.field, fix=exc.fix) from None
+    except InputError as exc:
+        log.warning("%s webhook malformed: %s", platform, exc.message)
+        raise Problem(400, "bad_input", exc.message, field=exc.field, fix=exc.fix) from None
     if isinstance(found, Challenge):
         return JSONResponse({"challenge": found.value})
     if found is None:

@@ -1,4 +1,5 @@
-"""A recording stand-in for Slack's Web API and Feishu's open API, on 127.0.0.1.
+"""A recording stand-in for Slack's Web API and Feishu's open API, on 127.0.0.1 (tests/adapters/
+and tests/server/ share it).
 
 It answers the calls the adapters make (``chat.postMessage``; Feishu's tenant token,
 ``im/v1/messages`` and ``…/reply``) the way the platforms document them, and records each,
