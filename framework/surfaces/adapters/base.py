@@ -359,8 +359,17 @@ class Bridge:
             try:
                 sent = await self.adapter.send(place, event.author, name, event.text, uid=event.id)
                 self._sent.add(sent)
-            except Exception:  # one failed send must not stop the replies after it
-                log.exception("%s: reply %s not sent", event.session, event.id)
+            except Exception as exc:  # one failed send must not stop the replies after it
+                # One line: a platform that is down or unreachable is an operator's fact, not a
+                # bug (a traceback per reply buried the log); the stack is there at debug level.
+                log.error(
+                    "%s: reply %s not sent: %s: %s",
+                    event.session,
+                    event.id,
+                    type(exc).__name__,
+                    exc,
+                )
+                log.debug("reply %s not sent", event.id, exc_info=True)
             finally:
                 self._outbox.task_done()
 
