@@ -284,7 +284,14 @@ def _ckpt_deleted_mid_run(work: Path) -> Verdict:
     }
     cmd = [sys.executable, "-m", "framework", "run", str(path), "--room", "m1"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-    time.sleep(2.0)
+    # Mid-run: once the first step is logged (a fixed sleep missed the run on a busy machine,
+    # deleting the store before the room had opened it).
+    log = work / "data" / "sessions" / "room:m1.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and b'"sop_step"' not in (
+        log.read_bytes() if log.exists() else b""
+    ):
+        time.sleep(0.05)
     for p in (work / "data").glob("checkpoints.sqlite*"):
         p.unlink()
     proc.wait(timeout=120)

@@ -68,7 +68,8 @@ adapters:
     app_id: cli_bench
     app_secret: bench-app-secret
     verification_token: {FEISHU_TOKEN}
-    groups: {{}}
+    users: {{ou_alice: alice}}
+    groups: {{"*": {{scenario: tech-article}}}}
 """
 
 
@@ -91,6 +92,13 @@ class Server:
 
     def tracebacks(self) -> int:
         return self.log.read_text(encoding="utf-8", errors="replace").count("Traceback")
+
+    def first_traceback(self) -> str:
+        """The first traceback of the log with the line before it (what was being done), so a
+        missed goal says where to look."""
+        lines = self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+        at = next((i for i, line in enumerate(lines) if line.startswith("Traceback")), None)
+        return "" if at is None else "\n".join(lines[max(0, at - 1) : at + 30])
 
 
 def start(args: list[str], cwd: Path, log: Path, env: dict[str, str]) -> Server:
@@ -266,6 +274,53 @@ def cases(api: Server, local: Server) -> list[Case]:  # noqa: C901 (one closure 
         shaped = kind(got.text) not in ("(not JSON)", "(no body)")
         return f"{got.status_code // 100}xx " + ("json" if shaped else got.text[:60])
 
+    def feishu_said(chat: str, message_type: str, content: Any, mentions: list[Any]) -> str:
+        """Post alice's signed (token-checked) message; what the room stored, by length."""
+        event = {
+            "schema": "2.0",
+            "header": {"event_type": "im.message.receive_v1", "token": FEISHU_TOKEN},
+            "event": {
+                "sender": {"sender_id": {"open_id": "ou_alice"}, "sender_type": "user"},
+                "message": {
+                    "message_id": f"om_{chat}",
+                    "chat_id": chat,
+                    "chat_type": "group",
+                    "message_type": message_type,
+                    "content": json.dumps(content) if message_type != "number" else 5,
+                    "mentions": mentions,
+                },
+            },
+        }
+        if message_type == "number":
+            event["event"]["message"]["message_type"] = "post"  # type: ignore[index]
+        body = json.dumps(event).encode()
+        got = client.post(
+            "/adapters/feishu/events", content=body, headers={"content-type": "application/json"}
+        )
+        if got.status_code != 200:
+            return platform(got)
+        key = f"/api/sessions/room%3Afeishu-{chat}/history"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            page = client.get(key, params={"limit": 1000}, headers=bearer(ADMIN))
+            if page.status_code == 200:
+                said = [e for e in page.json()["events"] if e["author"] == "alice"]
+                if said:
+                    return f"stored {len(said[0]['content']):,} chars"
+            time.sleep(0.1)
+        return "never stored"
+
+    def empty_key() -> str:
+        words = "@_user_1 please review the launch plan before Friday. " * 16
+        mentions = [
+            {"key": "", "id": {"open_id": "ou_nobody"}, "name": "everyone"},
+            {"key": "@_user_1", "id": {"open_id": "ou_alice"}, "name": "Alice"},
+        ]
+        return feishu_said("oc_bench_empty", "text", {"text": words}, mentions)
+
+    def numeric_post() -> str:
+        return feishu_said("oc_bench_number", "number", None, [])
+
     def slack_not_utf8() -> str:
         body = b'{"type": "event_callback", "x": "\xff\xfe"}'
         got = client.post("/adapters/slack/events", content=body, headers=slack_signed(body))
@@ -405,6 +460,8 @@ def cases(api: Server, local: Server) -> list[Case]:  # noqa: C901 (one closure 
             for name, body in feishu_bodies.items()
         ),
         Case("adapters", "slack body not UTF-8, signed", "4xx json", slack_not_utf8),
+        Case("adapters", "feishu mention key ''", "stored 831 chars", empty_key),  # from 880
+        Case("adapters", "feishu post content a number", "4xx json", numeric_post),
         Case("ids", "client id = entry id", "200 stored=True replies=True", client_id("entry")),
         Case(
             "ids",
@@ -538,6 +595,7 @@ def main() -> int:
             ]
             figures = flood(api, options.flood, options.senders) if options.flood > 0 else {}
             tracebacks = api.tracebacks() + local.tracebacks()
+            shown = api.first_traceback() or local.first_traceback()
         finally:
             stop(api)
             stop(local)
@@ -549,6 +607,8 @@ def main() -> int:
     failed = sum(not r.ok for r in results)
     print(f"\n{len(results) - failed} passed, {failed} failed")
     print(f"tracebacks in the server logs: {tracebacks}")
+    if shown:
+        print(f"the first one:\n{shown}")
     missed = failed + tracebacks
     if figures:
         print("\nflood of unauthenticated 100 MB bodies:")
