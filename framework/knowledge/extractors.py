@@ -149,7 +149,7 @@ def model_extractor(
             "too_many": rescan is not None and any("more than" in r for r in rescan.reasons),
             "answer_format": fmt,
         }
-        prompt = renderer.render("extract_knowledge.j2", context)
+        prompt = renderer.render("extract_knowledge.j2", context, language="zh")
         # The newest part of the input, about half the window for Chinese text (a character
         # is about a token), less for English: the rest is for the instructions and answer.
         budget = max(400, profile.input_budget // 2)

@@ -161,7 +161,7 @@ def model_summariser(
             cap = max(80, profile.input_budget // (2 * max(1, len(messages))))
             transcript = "\n".join(f"{m.author}: {snippet(m.text, cap)}" for m in messages)
             context = {"day": day.isoformat(), "humans": people, "answer_format": fmt}
-            prompt = renderer.render("consolidate.j2", context)
+            prompt = renderer.render("consolidate.j2", context, language="zh")
             answer = await ask_structured(
                 model,
                 [SystemMessage(content=prompt), HumanMessage(content=transcript)],

@@ -158,6 +158,7 @@ async def read_remark(call: HookCall) -> None:
             "remark": snippet(text, REMARK_CHARS),
             "answer_format": answer_format(RemarkAnswer, [EXAMPLE]),
         },
+        language="en" if english else "zh",
     )
     answer = await ask_structured(
         model,

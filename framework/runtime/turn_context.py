@@ -200,7 +200,9 @@ def system_prompt(
         "history": remembered.history,
         "blocks": blocks or [],
     }
-    return deps.renderer.render("employee_system.j2", context, override=override)
+    return deps.renderer.render(
+        "employee_system.j2", context, language=card.language, override=override
+    )
 
 
 def capped(text: str, cap: int, user: str) -> str:

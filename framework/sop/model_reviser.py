@@ -127,7 +127,7 @@ def model_reviser(
             ],
             "answer_format": answer_format(EditsAnswer, [EXAMPLE]),
         }
-        prompt = renderer.render("revise_sop.j2", context)
+        prompt = renderer.render("revise_sop.j2", context, language="zh")
 
         # What the weighed corrections ask for; conflicts stay for the reviewers either way.
         asked, conflicts = _plan(current, evidence)

@@ -67,7 +67,9 @@ def test_a_card_template_bomb_is_a_prompt_template_error(tmp_path: Path) -> None
     override = tmp_path / "pm.j2"
     override.write_text("I am {{ card }}.\n{{ range(10**9)|list }}", encoding="utf-8")
     with pytest.raises(PromptTemplateError, match=r"pm.j2, line 2: range"):
-        PromptRenderer().render("employee_system.j2", {"card": "pm"}, override=override)
+        PromptRenderer().render(
+            "employee_system.j2", {"card": "pm"}, language="zh", override=override
+        )
 
 
 PROJECT_SCENARIO = """\
