@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from framework.language import snippet
 from framework.sessions.events import Event, EventKind
 from framework.sop.model import Correction, CorrectionKind, Step
+from framework.sop.remark_words import may_correct
 from framework.sop.reviser import parse_correction
 
 # Remark event statuses (content["status"] of an EventKind.REMARK event).
@@ -40,21 +41,6 @@ NOT_A_CORRECTION = "none"
 REMARK_CHARS = 600
 """How much of a remark a model is shown (a remark is a sentence or two, not a brief)."""
 
-_STEP_NUMBER = re.compile(
-    r"第\s*(?:\d+|[一二两三四五六七八九十]+)\s*步|步骤\s*(?:\d+|[一二三四五六七八九十]+)"
-    r"|\bstep\s*#?\s*\d+\b|\b(?:first|second|third|fourth|fifth|last)\s+step\b",
-    re.IGNORECASE,
-)
-_CUE_ZH = re.compile(
-    r"应该|应当|漏了|漏掉|缺了|缺少|少了|多余|不需要|不必|去掉|删掉|删除|顺序|之前|之后|提前"
-    r"|挪到|移到|放到|改成|改为|换成|先.{1,30}?(?:再|后)"
-)
-_CUE_EN = re.compile(
-    r"\b(?:should(?:n't)?|missing|forgot(?:ten)?|before|after|extra|unnecessary|redundant"
-    r"|remove|drop|skip|order|instead|swap|move)\b",
-    re.IGNORECASE,
-)
-_PHRASE_SPLIT = re.compile(r"[\s，,。.;；：:、（）()“”\"'‘’!！?？/]+")
 _CONFIRM_SPLIT = re.compile(r"[\s，,。.!！~～、]+")
 CONFIRMATIONS = frozenset(
     {"对", "对的", "是", "是的", "确认", "没错", "好", "好的", "可以", "行", "嗯"}
@@ -64,31 +50,19 @@ CONFIRMATIONS = frozenset(
 _NONE_WORDS = frozenset({"none", "null", "no", "无", "没有", "不是", "不是纠正"})
 
 
-def step_phrases(steps: Sequence[Step]) -> list[str]:
-    """The phrases of the steps' texts (split at punctuation), two characters or longer."""
-    phrases = (p for s in steps for p in _PHRASE_SPLIT.split(s.do.casefold()))
-    return sorted({p for p in phrases if len(p) >= 2})
-
-
 def is_candidate(text: str, steps: Sequence[Step]) -> bool:
     """Whether a person's ``text`` may correct the run's ``steps`` in free words.
 
-    The rule, cheap on purpose (only candidates cost a model call): not an SOP correction in
-    the structured form (:func:`~framework.sop.reviser.parse_correction` reads one: it
-    counts as it is), not a confirmation word, and it mentions a step number ("第三步", "step
-    2"), a phrase of a step's text (split at punctuation, e.g. "配图方案"), or a correction cue:
-    应该, 漏了, 缺了, 少了, 多余, 不需要, 去掉, 删掉, 顺序, 之前, 之后, 提前, 移到, 改成, 先…再 /
-    should, missing, forgot, before, after, extra, unnecessary, remove, skip, order, instead,
-    swap, move.
+    Cheap on purpose (only candidates cost a model call): not an SOP correction in the
+    structured form (:func:`~framework.sop.reviser.parse_correction` reads one: it counts as
+    it is), not a confirmation, and :func:`~framework.sop.remark_words.may_correct`: a
+    correction cue and a reference to the steps, read as words (never substrings).
     """
     if not steps or not text.strip() or is_confirmation(text):
         return False
     if any(parse_correction(line) for line in text.splitlines()):
         return False
-    if _STEP_NUMBER.search(text) or _CUE_ZH.search(text) or _CUE_EN.search(text):
-        return True
-    folded = text.casefold()
-    return any(phrase in folded for phrase in step_phrases(steps))
+    return may_correct(text, steps)
 
 
 def is_confirmation(text: str) -> bool:

@@ -1,0 +1,199 @@
+"""Which of a person's messages may correct a run's steps: the remark reader's candidate rule.
+
+Only a candidate costs a model call (and, read as a correction, a line in the room), so the
+rule must pass ordinary team chat by ("Continue please.", "The reply is fine, send it.") and
+still catch corrections in free words. It reads *words*, never substrings ("Continue" holds
+"in", a step's word): English by word tokens, Chinese by jieba's words (HMM off, as the
+search index), stop words of both languages out. A message is a candidate when it has
+
+- a correction cue (:data:`CUES`: order words such as before/after/first/swap/之前/先…再,
+  missing/extra words such as missing/forgot/remove/unnecessary/漏/多余/去掉, edit words such
+  as should/change/instead/改成), and
+- a reference to the steps: a step number ("step 2", "第三步", "三、四两步"), a word for
+  steps themselves (step, process, 步骤, 环节, 流程), or a content word of a step's text or a
+  speaker's id (English words compared by their first :data:`STEM` letters, so "reproducing"
+  meets "Reproduce").
+
+Measured on ``benchmarks/remark_corpus.jsonl`` by ``benchmarks/remark_reader.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Any
+
+from framework.sop.model import Step
+
+STEM = 5
+"""English words of this length or longer are compared by their first ``STEM`` letters."""
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_RUNS = re.compile(rf"([{_HAN}]+)|[a-z0-9]+(?:'[a-z]+)?")
+
+STOP_WORDS = frozenset(
+    """
+    a an the and or nor but if so of to in on at by for from with about into onto over under
+    than as is are was were be been being am do does did doing have has had having it its
+    it's this that these those there here i i'm i'll i'd me my we we're we'll us our you
+    you're your he him his she her they they're them their what which who whom whose when
+    where why how not yes can could will would shall may might must just too very all any
+    some such own same other let let's please ok okay thanks thank hi hey one time
+    的 地 得 了 着 过 和 与 及 或 而 且 并 也 又 还 就 都 才 只 把 被 给 对 从 向 在 于 以 为
+    由 之 其 此 这 那 哪 是 很 太 吗 呢 吧 啊 呀 嘛 么 个 些 我 你 他 她 它 您 咱 谁 我们 你们
+    他们 咱们 自己 这个 那个 这些 那些 这样 那样 这里 那里 什么 怎么 怎样 如何 一个 一些 一下
+    一种 已经 可以 能够 因为 所以 但是 而且 或者 还是 就是 如果 虽然 有 会 能 将 等 以及 关于
+    对于 写入 每节 written
+    """.split()
+)
+"""Function words of both languages (and the steps' boilerplate, "written to"/"写入"):
+never a reference to a step, whatever a step's text says."""
+
+STRONG_CUES = frozenset(
+    """
+    order swap flip reverse backwards precede earlier ahead move
+    missing forgot forget forgotten skipped gap nobody
+    remove drop delete cut redundant unnecessary superfluous pointless needed rid lose skip
+    overhead waste instead reword rename
+    应该 应当 漏 漏掉 漏了 缺 缺少 缺了 少 少了 多余 不用 没必要 不要 去掉 删 删掉 删除 删了 省
+    省掉 省略 跳过 砍掉 砍 顺序 提前 挪 挪到 移到 改成 改为 换成 对调 颠倒 反了 调整 增加 补 添加
+    重复 浪费 前面 后面 最前面
+    """.split()
+)
+"""Words that ask for a change of the steps on their own: of order, a missing or extra step,
+a step's text ("swap", "missing", "redundant", "reword", 对调, 漏, 多余, 改成)."""
+
+STRONG_PAIRS = frozenset(
+    {"no need", "don't need", "doesn't need", "not needed", "isn't needed", "take out", "get rid"}
+)
+"""Two English words that ask for a change together (each alone is everyday chat)."""
+
+ORDER_PAIRS = (("先", "再"), ("先", "后"), ("先", "然后"))
+"""Chinese order words that ask for an order together ("先出配图再写正文")."""
+
+WEAK_CUES = frozenset(
+    """
+    before after first then later last start until put end add include also need should
+    shouldn't go take say update make only edit change
+    要 需要 先 再 前 后 之前 之后 最后 放到 放在 排在 改 换 加 加上
+    """.split()
+)
+"""Words that ask for a change only together with a clear reference to the steps ("first",
+"should", "add", 先, 之前, 加): everyday chat is full of them ("Coffee first, then I'll
+review.", "正文之前的引言写得很好")."""
+
+STEP_NOUNS = frozenset(
+    "step steps process sop stage procedure 步 步骤 环节 流程 一步 两步 这步 那步 这一步 "
+    "那一步 一环".split()
+)
+"""Words for the steps themselves."""
+
+_NUMERAL = r"(?:\d+|[一二两三四五六七八九十]+)"
+_EN_ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|last|final|next|previous)"
+STEP_NUMBER = re.compile(
+    rf"第\s*{_NUMERAL}\s*步|步骤\s*{_NUMERAL}|{_NUMERAL}(?:\s*[、,，和与]\s*{_NUMERAL})*\s*两?步"
+    rf"|\bsteps?\s*#?\s*(?:\d+|one|two|three|four|five|six)\b"
+    rf"|\b{_EN_ORDINAL}(?:\s+(?:and|two|three|&)\s+{_EN_ORDINAL})?\s+(?:two\s+)?steps?\b",
+    re.IGNORECASE,
+)
+"""A step named by its number or place ("step 2", "the last two steps", "第三步", "三、四两步")."""
+
+
+@cache
+def _jieba() -> Any:
+    """A private jieba segmenter (words others add to jieba's global one change nothing here),
+    loaded once on first use."""
+    import jieba
+
+    logging.getLogger("jieba").setLevel(logging.WARNING)  # no "Building prefix dict" lines
+    segmenter = jieba.Tokenizer()
+    segmenter.initialize()
+    return segmenter
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``: NFKC, lower case, Chinese by jieba, stop words kept (the rule
+    drops them where they must not count)."""
+    found: list[str] = []
+    for match in _RUNS.finditer(unicodedata.normalize("NFKC", text).lower()):
+        if match.group(1) is None:
+            found.append(match.group(0))
+        else:
+            found.extend(_jieba().lcut(match.group(1), HMM=False))
+    return found
+
+
+def _stem(word: str) -> str:
+    return word[:STEM] if word.isascii() and len(word) >= STEM else word
+
+
+def _forms(word: str) -> set[str]:
+    """``word`` and, for English, the word without a plain inflection ("drops", "dropped",
+    "dropping" meet "drop"), so a cue is met in any of its everyday forms."""
+    if not word.isascii():
+        return {word}
+    forms = {word}
+    for ending in ("ing", "ed", "es", "s", "d"):
+        if word.endswith(ending) and len(word) > len(ending) + 2:
+            stem = word[: -len(ending)]
+            forms |= {stem, stem[:-1]} if stem[-1:] == stem[-2:-1] else {stem}
+    return forms
+
+
+def _joined(said: list[str]) -> list[str]:
+    """The words, plus each Chinese single character joined to its neighbour: jieba without
+    its guesser cuts a word it does not know into characters ("跳过" -> "跳"/"过")."""
+    pairs = [
+        a + b
+        for a, b in zip(said, said[1:], strict=False)
+        if not (a + b).isascii() and (len(a) == 1 or len(b) == 1)
+    ]
+    return said + pairs
+
+
+def _content(items: Iterable[str]) -> set[str]:
+    """Stems of the words that can name a step: no stop word, number, lone Chinese character
+    or short English token ("md" of ``outline.md``)."""
+    return {
+        _stem(w)
+        for w in items
+        if w not in STOP_WORDS
+        and not w.isdigit()
+        and not (w.isascii() and len(w) < 3)
+        and not (not w.isascii() and len(w) < 2)
+    }
+
+
+@cache
+def _step_words(steps: tuple[Step, ...]) -> frozenset[str]:
+    texts = [s.do for s in steps] + [p for s in steps for p in s.speakers]
+    return frozenset(w for t in texts for w in _content(_joined(words(t.replace("_", " ")))))
+
+
+def step_words(steps: Sequence[Step]) -> frozenset[str]:
+    """The content words of the steps' texts and speakers (English ones stemmed)."""
+    return _step_words(tuple(steps))
+
+
+def may_correct(text: str, steps: Sequence[Step]) -> bool:
+    """The rule: a strong cue and any reference to the steps, or a weak cue and a clear one
+    (a step's number, a word for steps, or content words of two steps' texts)."""
+    if not steps:
+        return False
+    said = _joined(words(text))
+    forms = {f for w in said for f in _forms(w)}
+    latin = [w for w in said if w.isascii()]
+    pairs = {f"{a} {b}" for a, b in zip(latin, latin[1:], strict=False)}
+    strong = not (STRONG_CUES.isdisjoint(forms) and STRONG_PAIRS.isdisjoint(pairs))
+    strong = strong or any(a in said and b in said for a, b in ORDER_PAIRS)
+    weak = not WEAK_CUES.isdisjoint(forms)
+    if not (strong or weak):
+        return False
+    named = bool(STEP_NUMBER.search(unicodedata.normalize("NFKC", text))) or not (
+        STEP_NOUNS.isdisjoint(said)
+    )
+    shared = len(_content(said) & step_words(steps))
+    return named or shared >= (1 if strong else 2)
