@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from framework.sop.model import Step  # noqa: E402
-from framework.sop.remarks import is_candidate  # noqa: E402
+from framework.sop.model import Step
+from framework.sop.remarks import is_candidate
 
 HERE = Path(__file__).resolve().parent
 

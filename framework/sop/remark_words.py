@@ -19,6 +19,7 @@ Measured on ``benchmarks/remark_corpus.jsonl`` by ``benchmarks/remark_reader.py`
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import unicodedata
@@ -34,8 +35,7 @@ STEM = 5
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUNS = re.compile(rf"([{_HAN}]+)|[a-z0-9]+(?:'[a-z]+)?")
 
-STOP_WORDS = frozenset(
-    """
+_STOP = """
     a an the and or nor but if so of to in on at by for from with about into onto over under
     than as is are was were be been being am do does did doing have has had having it its
     it's this that these those there here i i'm i'll i'd me my we we're we'll us our you
@@ -47,13 +47,12 @@ STOP_WORDS = frozenset(
     他们 咱们 自己 这个 那个 这些 那些 这样 那样 这里 那里 什么 怎么 怎样 如何 一个 一些 一下
     一种 已经 可以 能够 因为 所以 但是 而且 或者 还是 就是 如果 虽然 有 会 能 将 等 以及 关于
     对于 写入 每节 written
-    """.split()
-)
+    """
+STOP_WORDS = frozenset(_STOP.split())
 """Function words of both languages (and the steps' boilerplate, "written to"/"写入"):
 never a reference to a step, whatever a step's text says."""
 
-STRONG_CUES = frozenset(
-    """
+_STRONG = """
     order swap flip reverse backwards precede earlier ahead move
     missing forgot forget forgotten skipped gap nobody
     remove drop delete cut redundant unnecessary superfluous pointless needed rid lose skip
@@ -61,8 +60,8 @@ STRONG_CUES = frozenset(
     应该 应当 漏 漏掉 漏了 缺 缺少 缺了 少 少了 多余 不用 没必要 不要 去掉 删 删掉 删除 删了 省
     省掉 省略 跳过 砍掉 砍 顺序 提前 挪 挪到 移到 改成 改为 换成 对调 颠倒 反了 调整 增加 补 添加
     重复 浪费 前面 后面 最前面
-    """.split()
-)
+    """
+STRONG_CUES = frozenset(_STRONG.split())
 """Words that ask for a change of the steps on their own: of order, a missing or extra step,
 a step's text ("swap", "missing", "redundant", "reword", 对调, 漏, 多余, 改成)."""
 
@@ -74,21 +73,20 @@ STRONG_PAIRS = frozenset(
 ORDER_PAIRS = (("先", "再"), ("先", "后"), ("先", "然后"))
 """Chinese order words that ask for an order together ("先出配图再写正文")."""
 
-WEAK_CUES = frozenset(
-    """
+_WEAK = """
     before after first then later last start until put end add include also need should
     shouldn't go take say update make only edit change
     要 需要 先 再 前 后 之前 之后 最后 放到 放在 排在 改 换 加 加上
-    """.split()
-)
+    """
+WEAK_CUES = frozenset(_WEAK.split())
 """Words that ask for a change only together with a clear reference to the steps ("first",
 "should", "add", 先, 之前, 加): everyday chat is full of them ("Coffee first, then I'll
 review.", "正文之前的引言写得很好")."""
 
-STEP_NOUNS = frozenset(
-    "step steps process sop stage procedure 步 步骤 环节 流程 一步 两步 这步 那步 这一步 "
-    "那一步 一环".split()
+_NOUNS = (
+    "step steps process sop stage procedure 步 步骤 环节 流程 一步 两步 这步 那步 这一步 那一步"
 )
+STEP_NOUNS = frozenset(_NOUNS.split())
 """Words for the steps themselves."""
 
 _NUMERAL = r"(?:\d+|[一二两三四五六七八九十]+)"
@@ -148,7 +146,7 @@ def _joined(said: list[str]) -> list[str]:
     its guesser cuts a word it does not know into characters ("跳过" -> "跳"/"过")."""
     pairs = [
         a + b
-        for a, b in zip(said, said[1:], strict=False)
+        for a, b in itertools.pairwise(said)
         if not (a + b).isascii() and (len(a) == 1 or len(b) == 1)
     ]
     return said + pairs
@@ -186,7 +184,7 @@ def may_correct(text: str, steps: Sequence[Step]) -> bool:
     said = _joined(words(text))
     forms = {f for w in said for f in _forms(w)}
     latin = [w for w in said if w.isascii()]
-    pairs = {f"{a} {b}" for a, b in zip(latin, latin[1:], strict=False)}
+    pairs = {f"{a} {b}" for a, b in itertools.pairwise(latin)}
     strong = not (STRONG_CUES.isdisjoint(forms) and STRONG_PAIRS.isdisjoint(pairs))
     strong = strong or any(a in said and b in said for a, b in ORDER_PAIRS)
     weak = not WEAK_CUES.isdisjoint(forms)
