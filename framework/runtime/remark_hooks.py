@@ -1,19 +1,21 @@
-"""Feedback in people's words: a person's free remark in an SOP run, read, shown back, confirmed.
+"""Feedback in people's words: wiring of the remark reader into the room (it never waits).
 
-Registered by ``builtins.py``: :func:`read_remark` on every routed message,
-:func:`unconfirmed_at_end` at the end of a run (before the run's outcome is recorded). The
-rules are in :mod:`framework.sop.remarks`; here they meet the room:
+Registered by ``builtins.py``: :func:`read_remark` on every routed message, :func:`open_at_end`
+at the end of a run (before the run's outcome is recorded). The rules are in
+:mod:`framework.sop.remarks` (what is read and shown), :mod:`framework.sop.remark_words` (the
+candidate rule) and :mod:`framework.sop.remark_answers` (how a person confirms later); here
+they meet the room:
 
-- only while an SOP run is open or closed within ``sop_feedback_window`` and only for candidate
-  remarks (:func:`~framework.sop.remarks.is_candidate`) is a model asked;
-- the room's first employee's model reads the remark with ``read_remark.j2`` (the run's steps,
-  numbered) through :func:`~framework.models.structured.ask_structured`; an unusable answer is
-  retried once with the problem shown, then a ``fallback`` event says why and how to say it
-  in the correction form; the offline simulator never pretends to read: the same ``fallback``
-  says it does not read free remarks;
-- what was read is shown back as a ``remark`` event ("理解为：…"); the person's next message
-  settles it: confirmation words make it ``confirmed`` (it counts), anything else ``dropped``;
-  still unsettled when the run ends, it is ``dropped`` too and never counts.
+- only while an SOP run is open or closed within ``sop_feedback_window`` is a remark read,
+  and only a candidate costs a model call;
+- a message that refers to an understood remark (a reply to it, or naming it: "yes, remark
+  2") with a plain yes or no confirms or denies it; a bare "yes" refers to nothing;
+- the room's first employee's model reads a candidate with ``read_remark.j2`` through
+  :func:`~framework.models.structured.ask_structured`; an unusable answer is retried once,
+  then a ``fallback`` event says why and how to say it in the correction form; the offline
+  simulator never pretends to read, and says so once per run;
+- what was read is shown back as a ``remark`` event ("remark 1, understood as: …") and the
+  run goes on: nothing here makes the room wait.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from framework.language import is_english, snippet
 from framework.models.simulator import SimulatedChatModel
 from framework.models.structured import answer_format, ask_structured
+from framework.phrases import Phrase
 from framework.runtime.deps import RoomDeps
 from framework.runtime.feedback import within_window
 from framework.runtime.hooks import HookCall
@@ -32,9 +35,8 @@ from framework.runtime.sink import EventSink
 from framework.sessions.events import Event, EventKind
 from framework.sop.edits import render_step
 from framework.sop.model import Step
+from framework.sop.remark_answers import answer_content, answer_to, at_run_end, understood_in
 from framework.sop.remarks import (
-    CONFIRMED,
-    DROPPED,
     EXAMPLE,
     NOT_A_CORRECTION,
     REMARK_CHARS,
@@ -46,14 +48,18 @@ from framework.sop.remarks import (
     describe,
     grammar_hint,
     is_candidate,
-    is_confirmation,
     lenient_answer,
-    pending_understanding,
     to_corrections,
     understood_text,
 )
 
-NOT_READ_OFFLINE = "the offline simulator does not read free remarks"
+NOT_READ_OFFLINE = Phrase(
+    en="the offline simulator does not read free remarks (said once per run); {hint}",
+    zh="离线模拟器不读自由表述的反馈（每次运行只提示一次）；{hint}",
+)
+NOT_A_CORRECTION_TEXT = Phrase(
+    en="not read as a correction of the SOP's steps", zh="没有读出对 SOP 步骤的纠正"
+)
 
 
 def _is_entry(event: Event) -> bool:
@@ -89,32 +95,8 @@ def _emit(sink: EventSink, content: dict[str, Any], id: str) -> None:
     sink.emit(EventKind.REMARK, "system", content, id=id)
 
 
-def _settle(sink: EventSink, understood: Event, status: str, why: str, id: str) -> None:
-    """Confirm or drop ``understood``, saying so in its person's language."""
-    c = understood.content
-    english = bool(c.get("english"))
-    told = str(c.get("told") or "")
-    if status == CONFIRMED:
-        text = (
-            f"confirmed, counted in this run: {told}"
-            if english
-            else f"已确认，计入本次运行：{told}"
-        )
-    else:
-        text = f"not counted: {told} ({why})" if english else f"未计入：{told}（{why}）"
-    content = {
-        "status": status,
-        "by": c.get("by"),
-        "understood": understood.id,
-        "text": text,
-        "english": english,
-        "corrections": c.get("corrections") if status == CONFIRMED else [],
-    }
-    _emit(sink, content, id)
-
-
 async def read_remark(call: HookCall) -> None:
-    """Settle the person's pending understood remark, or read a new remark of theirs."""
+    """Record a person's yes or no to a remark they refer to, or read a new remark of theirs."""
     message = call.message
     deps = call.room
     run = open_run(deps) if message is not None else None
@@ -127,15 +109,13 @@ async def read_remark(call: HookCall) -> None:
         people = closed.content.get("people") or deps.plan.humans
         if person not in people:
             return  # after the close only the run's people may still correct it
-    at = next((i for i, e in enumerate(events) if e.id == mid), len(events))
-    pending = pending_understanding(events[:at], person)
-    if pending is not None:
-        if is_confirmation(text):
-            _settle(call.events, pending, CONFIRMED, "", f"{mid}-remark-confirmed")
+    at = next((i for i, e in enumerate(events) if e.id == mid), None)
+    if at is not None:
+        answer = answer_to(events[: at + 1], events[at])
+        if answer is not None:
+            if not deps.log.has(f"{mid}-remark-answer"):
+                _emit(call.events, answer_content(answer), f"{mid}-remark-answer")
             return
-        english = bool(pending.content.get("english"))
-        why = "something else was said before confirming" if english else "没有确认就说了别的"
-        _settle(call.events, pending, DROPPED, why, f"{mid}-remark-dropped")
     if not is_candidate(text, steps):
         return
     english = is_english(text)
@@ -145,8 +125,27 @@ async def read_remark(call: HookCall) -> None:
     first = deps.plan.participants[0]
     model = deps.models.chat[first]
     if isinstance(model, SimulatedChatModel):
-        _fallback(call.events, f"{NOT_READ_OFFLINE}; {grammar_hint(english)}", done[1])
+        once = f"{events[0].meta.get('epoch')}-remark-offline"
+        if not deps.log.has(once):  # once per run, not after every remark
+            language = "en" if english else "zh"
+            reason = NOT_READ_OFFLINE(language, hint=grammar_hint(english))
+            _fallback(call.events, reason, once)
         return
+    await _ask_model(call, events, steps, (mid, person, text), done)
+
+
+async def _ask_model(
+    call: HookCall,
+    events: list[Event],
+    steps: tuple[Step, ...],
+    said: tuple[str, str, str],
+    done: tuple[str, str],
+) -> None:
+    """Ask the room's first employee's model to read the remark; show back what it read."""
+    deps = call.room
+    mid, person, text = said
+    english = is_english(text)
+    first = deps.plan.participants[0]
     profile = deps.models.profiles[first]
     prompt = deps.renderer.render(
         "read_remark.j2",
@@ -161,7 +160,7 @@ async def read_remark(call: HookCall) -> None:
         language="en" if english else "zh",
     )
     answer = await ask_structured(
-        model,
+        deps.models.chat[first],
         [SystemMessage(content=prompt), HumanMessage(content="Answer the corrections as JSON.")],
         RemarkAnswer,
         profile,
@@ -185,15 +184,13 @@ async def read_remark(call: HookCall) -> None:
         "corrections": [correction_dict(c) for c in corrections],
     }
     if corrections:
+        number = len(understood_in(events)) + 1  # named in its run: "remark 2"
         told = ("; " if english else "；").join(describe(c, steps, english) for c in corrections)
-        content.update(told=told, text=understood_text(corrections, steps, english))
-        content["ask"] = confirm_ask(english)
+        content.update(number=number, told=told)
+        content["text"] = understood_text(corrections, steps, english, number)
+        content["ask"] = confirm_ask(english, number)
     else:
-        content["text"] = (
-            "not read as a correction of the SOP's steps"
-            if english
-            else "没有读出对 SOP 步骤的纠正"
-        )
+        content["text"] = NOT_A_CORRECTION_TEXT("en" if english else "zh")
     _emit(call.events, content, done[0])
 
 
@@ -202,16 +199,13 @@ def _fallback(sink: EventSink, reason: str, id: str) -> None:
     sink.emit(EventKind.FALLBACK, "system", used, id=id)
 
 
-async def unconfirmed_at_end(call: HookCall) -> None:
-    """The run ends: every understood remark still waiting for its person is dropped, visibly."""
+async def open_at_end(call: HookCall) -> None:
+    """The run ends: its understood remarks not yet confirmed are left out of its outcome,
+    visibly; they stay open for a confirmation until the feedback window closes."""
     run = open_run(call.room) if call.run is not None else None
     if run is None:
         return
-    events, _ = run
-    people = {str(e.content.get("by")) for e in events if e.kind == EventKind.REMARK}
-    for person in sorted(people):
-        pending = pending_understanding(events, person)
-        if pending is not None:
-            english = bool(pending.content.get("english"))
-            why = "not confirmed before the run ended" if english else "运行结束前没有确认"
-            _settle(call.events, pending, DROPPED, why, f"{pending.id}-dropped-at-end")
+    window = call.room.plan.settings.sop_feedback_window
+    for id, content in at_run_end(run[0], window):
+        if not call.room.log.has(id):
+            _emit(call.events, content, id)

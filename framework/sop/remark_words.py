@@ -4,15 +4,18 @@ Only a candidate costs a model call (and, read as a correction, a line in the ro
 rule must pass ordinary team chat by ("Continue please.", "The reply is fine, send it.") and
 still catch corrections in free words. It reads *words*, never substrings ("Continue" holds
 "in", a step's word): English by word tokens, Chinese by jieba's words (HMM off, as the
-search index), stop words of both languages out. A message is a candidate when it has
+search index; a lone character is also read joined to its neighbour, "跳"+"过"), stop words
+of both languages out. A message is a candidate when it has
 
-- a correction cue (:data:`CUES`: order words such as before/after/first/swap/之前/先…再,
-  missing/extra words such as missing/forgot/remove/unnecessary/漏/多余/去掉, edit words such
-  as should/change/instead/改成), and
-- a reference to the steps: a step number ("step 2", "第三步", "三、四两步"), a word for
-  steps themselves (step, process, 步骤, 环节, 流程), or a content word of a step's text or a
-  speaker's id (English words compared by their first :data:`STEM` letters, so "reproducing"
-  meets "Reproduce").
+- a strong cue (:data:`STRONG_CUES`: swap, missing, forgot, remove, redundant, instead, "no
+  need", 顺序, 漏, 多余, 去掉, 改成, 先…再…) and any reference to the steps, or
+- a weak cue (:data:`WEAK_CUES`: before, after, first, should, add, 之前, 先, 加…: everyday
+  chat is full of them) and a clear reference: a step named or two of the steps' words.
+
+A reference is a step's number or place ("step 2", "the last two steps", "第三步", "三、四
+两步"), a word for steps (step, process, 步骤, 环节, 流程), or a content word of a step's text
+or a speaker's id (English words compared by their first :data:`STEM` letters, so
+"reproducing" meets "Reproduce").
 
 Measured on ``benchmarks/remark_corpus.jsonl`` by ``benchmarks/remark_reader.py``.
 """
@@ -141,13 +144,16 @@ def _forms(word: str) -> set[str]:
     return forms
 
 
-def _joined(said: list[str]) -> list[str]:
+def _joined(said: list[str], *, stop: bool = True) -> list[str]:
     """The words, plus each Chinese single character joined to its neighbour: jieba without
-    its guesser cuts a word it does not know into characters ("跳过" -> "跳"/"过")."""
+    its guesser cuts a word it does not know into characters ("跳过" -> "跳"/"过"). With
+    ``stop=False`` no stop word is joined ("我们"+"的" names nothing)."""
     pairs = [
         a + b
         for a, b in itertools.pairwise(said)
-        if not (a + b).isascii() and (len(a) == 1 or len(b) == 1)
+        if not (a + b).isascii()
+        and (len(a) == 1 or len(b) == 1)
+        and (stop or (a not in STOP_WORDS and b not in STOP_WORDS))
     ]
     return said + pairs
 
@@ -168,7 +174,9 @@ def _content(items: Iterable[str]) -> set[str]:
 @cache
 def _step_words(steps: tuple[Step, ...]) -> frozenset[str]:
     texts = [s.do for s in steps] + [p for s in steps for p in s.speakers]
-    return frozenset(w for t in texts for w in _content(_joined(words(t.replace("_", " ")))))
+    return frozenset(
+        w for t in texts for w in _content(_joined(words(t.replace("_", " ")), stop=False))
+    )
 
 
 def step_words(steps: Sequence[Step]) -> frozenset[str]:
@@ -176,22 +184,40 @@ def step_words(steps: Sequence[Step]) -> frozenset[str]:
     return _step_words(tuple(steps))
 
 
-def may_correct(text: str, steps: Sequence[Step]) -> bool:
-    """The rule: a strong cue and any reference to the steps, or a weak cue and a clear one
-    (a step's number, a word for steps, or content words of two steps' texts)."""
-    if not steps:
-        return False
+def cue(text: str) -> int:
+    """How strongly ``text`` asks for a change: 2 (a strong cue), 1 (only weak ones) or 0."""
     said = _joined(words(text))
     forms = {f for w in said for f in _forms(w)}
     latin = [w for w in said if w.isascii()]
     pairs = {f"{a} {b}" for a, b in itertools.pairwise(latin)}
-    strong = not (STRONG_CUES.isdisjoint(forms) and STRONG_PAIRS.isdisjoint(pairs))
-    strong = strong or any(a in said and b in said for a, b in ORDER_PAIRS)
-    weak = not WEAK_CUES.isdisjoint(forms)
-    if not (strong or weak):
+    if not (STRONG_CUES.isdisjoint(forms) and STRONG_PAIRS.isdisjoint(pairs)):
+        return 2
+    if any(a in said and b in said for a, b in ORDER_PAIRS):
+        return 2
+    return 1 if not WEAK_CUES.isdisjoint(forms) else 0
+
+
+def names_a_step(text: str) -> bool:
+    """Whether ``text`` names a step by number or place, or says "step" (步骤, 流程…)."""
+    if STEP_NUMBER.search(unicodedata.normalize("NFKC", text)):
+        return True
+    return not STEP_NOUNS.isdisjoint(_joined(words(text)))
+
+
+def shared_words(text: str, steps: Sequence[Step]) -> int:
+    """How many content words of the steps' texts and speakers ``text`` uses."""
+    return len(_content(_joined(words(text), stop=False)) & step_words(steps))
+
+
+def refers_to_steps(text: str, steps: Sequence[Step]) -> bool:
+    """Whether ``text`` refers to the steps at all: names one, or uses a step's word."""
+    return names_a_step(text) or shared_words(text, steps) > 0
+
+
+def may_correct(text: str, steps: Sequence[Step]) -> bool:
+    """The rule: a strong cue and any reference to the steps, or a weak cue and a clear one
+    (a step named, or two content words of the steps)."""
+    strength = cue(text) if steps else 0
+    if not strength:
         return False
-    named = bool(STEP_NUMBER.search(unicodedata.normalize("NFKC", text))) or not (
-        STEP_NOUNS.isdisjoint(said)
-    )
-    shared = len(_content(said) & step_words(steps))
-    return named or shared >= (1 if strong else 2)
+    return names_a_step(text) or shared_words(text, steps) >= (1 if strength == 2 else 2)
