@@ -158,9 +158,13 @@ def _joined(said: list[str], *, stop: bool = True) -> list[str]:
     return said + pairs
 
 
+_COUNTED = re.compile(r"^[一二两三四五六七八九十几每]")
+"""A numeral and its measure word ("一张", "两个", "每节") counts things; it names no step."""
+
+
 def _content(items: Iterable[str]) -> set[str]:
-    """Stems of the words that can name a step: no stop word, number, lone Chinese character
-    or short English token ("md" of ``outline.md``)."""
+    """Stems of the words that can name a step: no stop word, number, counted amount, lone
+    Chinese character or short English token ("md" of ``outline.md``)."""
     return {
         _stem(w)
         for w in items
@@ -168,6 +172,7 @@ def _content(items: Iterable[str]) -> set[str]:
         and not w.isdigit()
         and not (w.isascii() and len(w) < 3)
         and not (not w.isascii() and len(w) < 2)
+        and not _COUNTED.match(w)
     }
 
 
