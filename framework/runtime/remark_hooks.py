@@ -10,8 +10,8 @@ they meet the room:
   and only a candidate costs a model call;
 - a message that refers to an understood remark (a reply to it, or naming it: "yes, remark
   2") with a plain yes or no confirms or denies it; a bare "yes" refers to nothing;
-- the room's first employee's model reads a candidate with ``read_remark.j2`` through
-  :func:`~framework.models.structured.ask_structured`; an unusable answer is retried once,
+- the room's first employee's model reads a candidate
+  (:func:`~framework.sop.remark_reading.read_with_model`); an unusable answer is retried once,
   then a ``fallback`` event says why and how to say it in the correction form; the offline
   simulator never pretends to read, and says so once per run;
 - what was read is shown back as a ``remark`` event ("remark 1, understood as: …") and the
@@ -22,33 +22,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
-from framework.language import is_english, snippet
+from framework.language import is_english
 from framework.models.simulator import SimulatedChatModel
-from framework.models.structured import answer_format, ask_structured
 from framework.phrases import Phrase
 from framework.runtime.deps import RoomDeps
 from framework.runtime.feedback import within_window
 from framework.runtime.hooks import HookCall
 from framework.runtime.sink import EventSink
 from framework.sessions.events import Event, EventKind
-from framework.sop.edits import render_step
 from framework.sop.model import Step
 from framework.sop.remark_answers import answer_content, answer_to, at_run_end, understood_in
+from framework.sop.remark_reading import read_with_model
 from framework.sop.remarks import (
-    EXAMPLE,
     NOT_A_CORRECTION,
-    REMARK_CHARS,
     UNDERSTOOD,
-    RemarkAnswer,
-    answer_problem,
     confirm_ask,
     correction_dict,
     describe,
     grammar_hint,
     is_candidate,
-    lenient_answer,
     to_corrections,
     understood_text,
 )
@@ -147,26 +139,15 @@ async def _ask_model(
     english = is_english(text)
     first = deps.plan.participants[0]
     profile = deps.models.profiles[first]
-    prompt = deps.renderer.render(
-        "read_remark.j2",
-        {
-            "ref": str(events[0].meta.get("sop") or ""),  # the version the run entered on
-            "steps": [render_step(n, s) for n, s in enumerate(steps, start=1)],
-            "employees": deps.plan.participants,
-            "person": person,
-            "remark": snippet(text, REMARK_CHARS),
-            "answer_format": answer_format(RemarkAnswer, [EXAMPLE]),
-        },
-        language="en" if english else "zh",
-    )
-    answer = await ask_structured(
+    answer = await read_with_model(
         deps.models.chat[first],
-        [SystemMessage(content=prompt), HumanMessage(content="Answer the corrections as JSON.")],
-        RemarkAnswer,
         profile,
-        examples=[EXAMPLE],
-        check=lambda a: answer_problem(a, steps, deps.plan.participants),
-        lenient=lenient_answer,
+        deps.renderer,
+        ref=str(events[0].meta.get("sop") or ""),  # the version the run entered on
+        steps=steps,
+        employees=deps.plan.participants,
+        person=person,
+        text=text,
         retries=deps.settings.model_retries,
         backoff=deps.settings.model_backoff,
     )
