@@ -33,24 +33,11 @@ from framework.sessions.events import Event, EventKind
 from framework.sop.model import Step
 from framework.sop.remark_answers import answer_content, answer_to, at_run_end, understood_in
 from framework.sop.remark_reading import read_with_model
-from framework.sop.remarks import (
-    NOT_A_CORRECTION,
-    UNDERSTOOD,
-    confirm_ask,
-    correction_dict,
-    describe,
-    grammar_hint,
-    is_candidate,
-    to_corrections,
-    understood_text,
-)
+from framework.sop.remarks import grammar_hint, is_candidate, read_content, to_corrections
 
 NOT_READ_OFFLINE = Phrase(
     en="the offline simulator does not read free remarks (said once per run); {hint}",
     zh="离线模拟器不读自由表述的反馈（每次运行只提示一次）；{hint}",
-)
-NOT_A_CORRECTION_TEXT = Phrase(
-    en="not read as a correction of the SOP's steps", zh="没有读出对 SOP 步骤的纠正"
 )
 
 
@@ -156,22 +143,9 @@ async def _ask_model(
         _fallback(call.events, f"{reason}; {grammar_hint(english)}", done[1])
         return
     corrections = to_corrections(answer.value, text, person)
-    content: dict[str, Any] = {
-        "status": UNDERSTOOD if corrections else NOT_A_CORRECTION,
-        "by": person,
-        "remark": mid,
-        "read_by": f"model:{profile.label}",
-        "english": english,
-        "corrections": [correction_dict(c) for c in corrections],
-    }
-    if corrections:
-        number = len(understood_in(events)) + 1  # named in its run: "remark 2"
-        told = ("; " if english else "；").join(describe(c, steps, english) for c in corrections)
-        content.update(number=number, told=told)
-        content["text"] = understood_text(corrections, steps, english, number)
-        content["ask"] = confirm_ask(english, number)
-    else:
-        content["text"] = NOT_A_CORRECTION_TEXT("en" if english else "zh")
+    number = len(understood_in(events)) + 1  # named in its run: "remark 2"
+    content = read_content(corrections, steps, english=english, number=number)
+    content.update(by=person, remark=mid, read_by=f"model:{profile.label}")
     _emit(call.events, content, done[0])
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "is_candidate",
     "is_confirmation",
     "lenient_answer",
+    "read_content",
     "to_corrections",
     "understood_text",
 ]
@@ -80,6 +81,9 @@ ASK = Phrase(
     "it (until the feedback window closes)",
     zh="运行继续，不等待；要计入，请回复这条或说“对，{name}”；说“不对，{name}”则不计入"
     "（反馈窗口关闭前都可以）",
+)
+NOT_READ_AS_CORRECTION = Phrase(
+    en="not read as a correction of the SOP's steps", zh="没有读出对 SOP 步骤的纠正"
 )
 GRAMMAR_HINT = Phrase(
     en="to count it, write it in the correction form: correction: order 3 before 2 / "
@@ -276,6 +280,27 @@ def confirm_ask(english: bool, number: int = 1) -> str:
     """How to confirm or deny what was understood, later: the run does not wait."""
     language = "en" if english else "zh"
     return ASK(language, name=REMARK_NAME(language, n=number))
+
+
+def read_content(
+    corrections: Sequence[Correction], steps: Sequence[Step], *, english: bool, number: int
+) -> dict[str, Any]:
+    """The content of the ``remark`` event that shows what a model read in a remark: named
+    ``number`` in its run, the corrections, and how to confirm them later; or that it read
+    none."""
+    content: dict[str, Any] = {
+        "status": UNDERSTOOD if corrections else NOT_A_CORRECTION,
+        "english": english,
+        "corrections": [correction_dict(c) for c in corrections],
+    }
+    if not corrections:
+        content["text"] = NOT_READ_AS_CORRECTION("en" if english else "zh")
+        return content
+    told = ("; " if english else "；").join(describe(c, steps, english) for c in corrections)
+    content.update(number=number, told=told)
+    content["text"] = understood_text(corrections, steps, english, number)
+    content["ask"] = confirm_ask(english, number)
+    return content
 
 
 def grammar_hint(english: bool) -> str:
