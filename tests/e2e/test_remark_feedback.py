@@ -284,3 +284,20 @@ async def test_after_the_close_only_the_runs_people_are_read(settings: Settings)
         said = await drain(room.post(REMARK, author="mallory"))  # took no part in the run
         assert not [e for e in said if e.kind in (EventKind.REMARK, EventKind.FEEDBACK)]
         assert len(model.calls) == calls, "nobody's model was asked to read it"
+
+
+async def test_an_english_remark_is_answered_in_english(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。", MOVE])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post("The figures should come before the draft", author="author"))
+        transcript = shown(said)
+        assert (
+            "◇ author: remark 1, understood as: move step 3 (配图方案) before step 2" in transcript
+        )
+        assert "the run goes on; to count it, reply to this or say “yes, remark 1”" in transcript
+        prompt = str(model.calls[1][0].content)
+        assert prompt.startswith("You read one message a person wrote")
+        rest = await finish(room, await drain(room.post("Yes, remark 1.", author="author")))
+        assert "◇ remark 1 confirmed, counted in this run: move step 3" in shown(rest)
+        assert feedback(rest)["corrections"] == 1
