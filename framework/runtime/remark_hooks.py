@@ -31,7 +31,13 @@ from framework.runtime.hooks import HookCall
 from framework.runtime.sink import EventSink
 from framework.sessions.events import Event, EventKind
 from framework.sop.model import Step
-from framework.sop.remark_answers import answer_content, answer_to, at_run_end, understood_in
+from framework.sop.remark_answers import (
+    answer_content,
+    answer_to,
+    at_run_end,
+    understood_in,
+    unmatched_answer,
+)
 from framework.sop.remark_reading import read_with_model
 from framework.sop.remarks import grammar_hint, is_candidate, read_content, to_corrections
 
@@ -78,11 +84,14 @@ async def read_remark(call: HookCall) -> None:
     """Record a person's yes or no to a remark they refer to, or read a new remark of theirs."""
     message = call.message
     deps = call.room
-    run = open_run(deps) if message is not None else None
-    if message is None or run is None:
+    if message is None or deps.plan.sop is None:
+        return
+    mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
+    run = open_run(deps)
+    if run is None:
+        _unmatched(call, mid, person, text)  # "yes, remark 1" after the window closed
         return
     events, steps = run
-    mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
     closed = next((e for e in events if e.kind == EventKind.FEEDBACK), None)
     if closed is not None and isinstance(closed.content, dict):
         people = closed.content.get("people") or deps.plan.humans
@@ -95,6 +104,8 @@ async def read_remark(call: HookCall) -> None:
             if not deps.log.has(f"{mid}-remark-answer"):
                 _emit(call.events, answer_content(answer), f"{mid}-remark-answer")
             return
+    if _unmatched(call, mid, person, text):
+        return
     if not is_candidate(text, steps):
         return
     english = is_english(text)
@@ -147,6 +158,14 @@ async def _ask_model(
     content = read_content(corrections, steps, english=english, number=number)
     content.update(by=person, remark=mid, read_by=f"model:{profile.label}")
     _emit(call.events, content, done[0])
+
+
+def _unmatched(call: HookCall, mid: str, person: str, text: str) -> bool:
+    """Say so when ``text`` answers a named remark that is not open; True when it did."""
+    notice = unmatched_answer(text, person)
+    if notice is not None and not call.room.log.has(f"{mid}-remark-answer"):
+        _emit(call.events, notice, f"{mid}-remark-answer")
+    return notice is not None
 
 
 def _fallback(sink: EventSink, reason: str, id: str) -> None:

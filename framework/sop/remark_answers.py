@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from framework.language import is_english
 from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind
 
@@ -182,6 +183,12 @@ DROPPED_AT_END = Phrase(
     en="{name} not counted: {told} (not confirmed before the run ended)",
     zh="{name} 未计入：{told}（运行结束前没有确认）",
 )
+NO_SUCH_REMARK = Phrase(
+    en="this answer names no remark open for an answer here (one at a time, as shown: “yes, "
+    "remark 1”; a run's remarks close with its feedback window)",
+    zh="这条回答没有对应到可以回答的反馈（一次回答一条，如“对，反馈 1”；运行的反馈窗口关闭后不能再"
+    "回答）",
+)
 HOURS = Phrase(en="{n} h", zh="{n} 小时")
 MINUTES = Phrase(en="{n} min", zh="{n} 分钟")
 SECONDS = Phrase(en="{n} s", zh="{n} 秒")
@@ -219,6 +226,21 @@ def answer_to(events: Sequence[Event], message: Event) -> Answer | None:
             target, "already_confirmed" if is_remark(done, CONFIRMED) else "already_dropped"
         )
     return Answer(target, "confirmed" if said == "confirm" else "denied")
+
+
+def unmatched_answer(text: str, person: str) -> dict[str, Any] | None:
+    """The notice for a yes or no that names a remark when none it names is open (None when
+    ``text`` is no such answer): never silence for someone who thinks they confirmed."""
+    if not named_remarks(text) or verdict(text) is None:
+        return None
+    language = "en" if is_english(text) else "zh"
+    return {
+        "status": ANSWERED,
+        "by": person,
+        "text": NO_SUCH_REMARK(language),
+        "english": language == "en",
+        "corrections": [],
+    }
 
 
 def remark_name(understood: Event, language: str) -> str:

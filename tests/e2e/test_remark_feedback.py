@@ -301,3 +301,13 @@ async def test_an_english_remark_is_answered_in_english(settings: Settings) -> N
         rest = await finish(room, await drain(room.post("Yes, remark 1.", author="author")))
         assert "◇ remark 1 confirmed, counted in this run: move step 3" in shown(rest)
         assert feedback(rest)["corrections"] == 1
+
+
+async def test_an_answer_naming_no_open_remark_is_told_so(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。"])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post("yes, remark 3", author="author"))  # this run has none
+        assert "◇ this answer names no remark open for an answer here" in shown(said)
+        rest = await finish(room, said)
+        assert feedback(rest)["corrections"] == 0
