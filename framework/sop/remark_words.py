@@ -86,21 +86,21 @@ WEAK_CUES = frozenset(_WEAK.split())
 "should", "add", 先, 之前, 加): everyday chat is full of them ("Coffee first, then I'll
 review.", "正文之前的引言写得很好")."""
 
-_NOUNS = (
-    "step steps process sop stage procedure 步 步骤 环节 流程 一步 两步 这步 那步 这一步 那一步"
-)
+_NOUNS = "step steps process sop stage procedure 步 步骤 环节 流程 这步 那步 这一步 那一步"
 STEP_NOUNS = frozenset(_NOUNS.split())
 """Words for the steps themselves."""
 
 _NUMERAL = r"(?:\d+|[一二两三四五六七八九十]+)"
-_EN_ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|last|final|next|previous)"
+_EN_ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|last|final)"
 STEP_NUMBER = re.compile(
-    rf"第\s*{_NUMERAL}\s*步|步骤\s*{_NUMERAL}|{_NUMERAL}(?:\s*[、,，和与]\s*{_NUMERAL})*\s*两?步"
+    rf"第\s*{_NUMERAL}\s*步|步骤\s*{_NUMERAL}"
+    rf"|(?<![下进逐同初])(?<!一)(?<!一步){_NUMERAL}(?:\s*[、,，和与]\s*{_NUMERAL})*\s*两?步(?!一步)"
     rf"|\bsteps?\s*#?\s*(?:\d+|one|two|three|four|five|six)\b"
     rf"|\b{_EN_ORDINAL}(?:\s+(?:and|two|three|&)\s+{_EN_ORDINAL})?\s+(?:two\s+)?steps?\b",
     re.IGNORECASE,
 )
-"""A step named by its number or place ("step 2", "the last two steps", "第三步", "三、四两步")."""
+"""A step named by its number or place ("step 2", "the last two steps", "第三步", "三、四两步";
+not 下一步, 进一步, 一步一步: "next", "further", "step by step")."""
 
 
 @cache

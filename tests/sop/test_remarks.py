@@ -122,6 +122,8 @@ def test_english_corrections_are_candidates(text: str) -> None:
         "王先生说配图很漂亮，再见",  # 先…再 as characters of 先生 and 再见, not the words
         "正文之前的引言写得很好",  # 之前 and a step's word, but no change asked
         "读者主要是后端工程师。",  # 后 inside 后端; 读者 a step's word
+        "我们需要进一步看看提纲",  # 一步 inside 进一步 names no step
+        "下一步之前先看一眼提纲",  # nor inside 下一步
     ],
 )
 def test_chinese_chat_is_read_by_jiebas_words_not_substrings(text: str) -> None:
