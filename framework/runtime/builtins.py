@@ -21,7 +21,7 @@ from framework.runtime.consolidate import consolidator_for
 from framework.runtime.extensions import Extensions
 from framework.runtime.feedback import close_run, late_feedback, save_as_sop
 from framework.runtime.hooks import HookCall, HookPoint
-from framework.runtime.remark_hooks import read_remark, unconfirmed_at_end
+from framework.runtime.remark_hooks import open_at_end, read_remark
 from framework.runtime.room_tools import ToolScope
 from framework.sessions.events import EventKind
 from framework.sop.extraction import is_save_request
@@ -41,8 +41,8 @@ def default_extensions() -> Extensions:
     ext.hooks.on(HookPoint.MESSAGE, save_on_request, name="save_as_sop")
     ext.hooks.on(HookPoint.MESSAGE, read_remark, name="remarks")
     ext.hooks.on(HookPoint.MESSAGE, feedback_after_close, name="late_feedback")
-    # Before sop_feedback: an understood remark left unconfirmed is dropped before the outcome.
-    ext.hooks.on(HookPoint.RUN_END, unconfirmed_at_end, name="remarks")
+    # Before sop_feedback: understood remarks left unconfirmed are noted before the outcome.
+    ext.hooks.on(HookPoint.RUN_END, open_at_end, name="remarks")
     ext.hooks.on(HookPoint.RUN_END, sop_feedback, name="sop_feedback")
     ext.hooks.on(HookPoint.REPLY, statement_rule, name="statement_rule")
     ext.hooks.on(HookPoint.REPLY, extract_when_done, name="auto_extraction")

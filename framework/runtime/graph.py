@@ -138,11 +138,6 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         await deps.extensions.hooks.run(call)
         if is_stop(msg["content"], settings.stop_words):
             return await _finish({**state, **update}, deps, sink, "stop_word", f"stop-{msg['id']}")
-        if phase == "sop" and _awaits_confirmation(deps, str(msg["id"])):
-            # The room showed back how it read a person's remark: wait for their yes or no
-            # before the SOP goes on, or the run could end before it can count.
-            update.update(consumed=consumed, run_turns=run_turns, queue=queue, deferred=deferred)
-            return Command(goto="human", update=update)
         picks = [
             make_pick(e, Why.MENTION) for e in parse_mentions(msg["content"], deps.plan.employees)
         ]
@@ -206,17 +201,6 @@ def _interrupted(phase: str, queue: list[Pick], update: dict[str, Any]) -> Comma
     return Command(goto="human", update=update)
 
 
-def _awaits_confirmation(deps: RoomDeps, message_id: str) -> bool:
-    """Whether the message's remark was read as corrections the person must now confirm."""
-    last = deps.log.tail(1)
-    return bool(
-        last
-        and last[0].id == f"{message_id}-remark"
-        and isinstance(last[0].content, dict)
-        and last[0].content.get("status") == "understood"
-    )
-
-
 async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     """One employee turn, then back to routing (or to a human when the step waits)."""
     pick: Pick | None = state["current"]
@@ -254,9 +238,6 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     deps = runtime.context
     error = state.get("last_error")
     reason = "model_error" if error else "waits_for_input"
-    last = deps.log.tail(1)
-    if not error and last and last[0].kind == EventKind.REMARK:
-        reason = "confirm_remark"  # route paused for the person to confirm how it read them
     if state.get("interrupted"):
         reason = "interrupted"
     steps, done = state["steps"], state["step"]

@@ -1,59 +1,50 @@
-"""Feedback in people's words: a person's free remark in an SOP run, read, shown back, confirmed.
+"""Feedback in people's words: wiring of the remark reader into the room (it never waits).
 
-Registered by ``builtins.py``: :func:`read_remark` on every routed message,
-:func:`unconfirmed_at_end` at the end of a run (before the run's outcome is recorded). The
-rules are in :mod:`framework.sop.remarks`; here they meet the room:
+Registered by ``builtins.py``: :func:`read_remark` on every routed message, :func:`open_at_end`
+at the end of a run (before the run's outcome is recorded). The rules are in
+:mod:`framework.sop.remarks` (what is read and shown), :mod:`framework.sop.remark_words` (the
+candidate rule) and :mod:`framework.sop.remark_answers` (how a person confirms later); here
+they meet the room:
 
-- only while an SOP run is open or closed within ``sop_feedback_window`` and only for candidate
-  remarks (:func:`~framework.sop.remarks.is_candidate`) is a model asked;
-- the room's first employee's model reads the remark with ``read_remark.j2`` (the run's steps,
-  numbered) through :func:`~framework.models.structured.ask_structured`; an unusable answer is
-  retried once with the problem shown, then a ``fallback`` event says why and how to say it
-  in the correction form; the offline simulator never pretends to read: the same ``fallback``
-  says it does not read free remarks;
-- what was read is shown back as a ``remark`` event ("理解为：…"); the person's next message
-  settles it: confirmation words make it ``confirmed`` (it counts), anything else ``dropped``;
-  still unsettled when the run ends, it is ``dropped`` too and never counts.
+- only while an SOP run is open or closed within ``sop_feedback_window`` is a remark read,
+  and only a candidate costs a model call;
+- a message that refers to an understood remark (a reply to it, or naming it: "yes, remark
+  2") with a plain yes or no confirms or denies it; a bare "yes" refers to nothing;
+- the room's first employee's model reads a candidate
+  (:func:`~framework.sop.remark_reading.read_with_model`); an unusable answer is retried once,
+  then a ``fallback`` event says why and how to say it in the correction form; the offline
+  simulator never pretends to read, and says so once per run;
+- what was read is shown back as a ``remark`` event ("remark 1, understood as: …") and the
+  run goes on: nothing here makes the room wait.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
-
-from framework.language import is_english, snippet
+from framework.language import is_english
 from framework.models.simulator import SimulatedChatModel
-from framework.models.structured import answer_format, ask_structured
+from framework.phrases import Phrase
 from framework.runtime.deps import RoomDeps
 from framework.runtime.feedback import within_window
 from framework.runtime.hooks import HookCall
 from framework.runtime.sink import EventSink
 from framework.sessions.events import Event, EventKind
-from framework.sop.edits import render_step
 from framework.sop.model import Step
-from framework.sop.remarks import (
-    CONFIRMED,
-    DROPPED,
-    EXAMPLE,
-    NOT_A_CORRECTION,
-    REMARK_CHARS,
-    UNDERSTOOD,
-    RemarkAnswer,
-    answer_problem,
-    confirm_ask,
-    correction_dict,
-    describe,
-    grammar_hint,
-    is_candidate,
-    is_confirmation,
-    lenient_answer,
-    pending_understanding,
-    to_corrections,
-    understood_text,
+from framework.sop.remark_answers import (
+    answer_content,
+    answer_to,
+    at_run_end,
+    understood_in,
+    unmatched_answer,
 )
+from framework.sop.remark_reading import read_with_model
+from framework.sop.remarks import grammar_hint, is_candidate, read_content, to_corrections
 
-NOT_READ_OFFLINE = "the offline simulator does not read free remarks"
+NOT_READ_OFFLINE = Phrase(
+    en="the offline simulator does not read free remarks (said once per run); {hint}",
+    zh="离线模拟器不读自由表述的反馈（每次运行只提示一次）；{hint}",
+)
 
 
 def _is_entry(event: Event) -> bool:
@@ -89,53 +80,32 @@ def _emit(sink: EventSink, content: dict[str, Any], id: str) -> None:
     sink.emit(EventKind.REMARK, "system", content, id=id)
 
 
-def _settle(sink: EventSink, understood: Event, status: str, why: str, id: str) -> None:
-    """Confirm or drop ``understood``, saying so in its person's language."""
-    c = understood.content
-    english = bool(c.get("english"))
-    told = str(c.get("told") or "")
-    if status == CONFIRMED:
-        text = (
-            f"confirmed, counted in this run: {told}"
-            if english
-            else f"已确认，计入本次运行：{told}"
-        )
-    else:
-        text = f"not counted: {told} ({why})" if english else f"未计入：{told}（{why}）"
-    content = {
-        "status": status,
-        "by": c.get("by"),
-        "understood": understood.id,
-        "text": text,
-        "english": english,
-        "corrections": c.get("corrections") if status == CONFIRMED else [],
-    }
-    _emit(sink, content, id)
-
-
 async def read_remark(call: HookCall) -> None:
-    """Settle the person's pending understood remark, or read a new remark of theirs."""
+    """Record a person's yes or no to a remark they refer to, or read a new remark of theirs."""
     message = call.message
     deps = call.room
-    run = open_run(deps) if message is not None else None
-    if message is None or run is None:
+    if message is None or deps.plan.sop is None:
+        return
+    mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
+    run = open_run(deps)
+    if run is None:
+        _unmatched(call, mid, person, text)  # "yes, remark 1" after the window closed
         return
     events, steps = run
-    mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
     closed = next((e for e in events if e.kind == EventKind.FEEDBACK), None)
     if closed is not None and isinstance(closed.content, dict):
         people = closed.content.get("people") or deps.plan.humans
         if person not in people:
             return  # after the close only the run's people may still correct it
-    at = next((i for i, e in enumerate(events) if e.id == mid), len(events))
-    pending = pending_understanding(events[:at], person)
-    if pending is not None:
-        if is_confirmation(text):
-            _settle(call.events, pending, CONFIRMED, "", f"{mid}-remark-confirmed")
+    at = next((i for i, e in enumerate(events) if e.id == mid), None)
+    if at is not None:
+        answer = answer_to(events[: at + 1], events[at])
+        if answer is not None:
+            if not deps.log.has(f"{mid}-remark-answer"):
+                _emit(call.events, answer_content(answer), f"{mid}-remark-answer")
             return
-        english = bool(pending.content.get("english"))
-        why = "something else was said before confirming" if english else "没有确认就说了别的"
-        _settle(call.events, pending, DROPPED, why, f"{mid}-remark-dropped")
+    if _unmatched(call, mid, person, text):
+        return
     if not is_candidate(text, steps):
         return
     english = is_english(text)
@@ -145,29 +115,37 @@ async def read_remark(call: HookCall) -> None:
     first = deps.plan.participants[0]
     model = deps.models.chat[first]
     if isinstance(model, SimulatedChatModel):
-        _fallback(call.events, f"{NOT_READ_OFFLINE}; {grammar_hint(english)}", done[1])
+        once = f"{events[0].meta.get('epoch')}-remark-offline"
+        if not deps.log.has(once):  # once per run, not after every remark
+            language = "en" if english else "zh"
+            reason = NOT_READ_OFFLINE(language, hint=grammar_hint(english))
+            _fallback(call.events, reason, once)
         return
+    await _ask_model(call, events, steps, (mid, person, text), done)
+
+
+async def _ask_model(
+    call: HookCall,
+    events: list[Event],
+    steps: tuple[Step, ...],
+    said: tuple[str, str, str],
+    done: tuple[str, str],
+) -> None:
+    """Ask the room's first employee's model to read the remark; show back what it read."""
+    deps = call.room
+    mid, person, text = said
+    english = is_english(text)
+    first = deps.plan.participants[0]
     profile = deps.models.profiles[first]
-    prompt = deps.renderer.render(
-        "read_remark.j2",
-        {
-            "ref": str(events[0].meta.get("sop") or ""),  # the version the run entered on
-            "steps": [render_step(n, s) for n, s in enumerate(steps, start=1)],
-            "employees": deps.plan.participants,
-            "person": person,
-            "remark": snippet(text, REMARK_CHARS),
-            "answer_format": answer_format(RemarkAnswer, [EXAMPLE]),
-        },
-        language="en" if english else "zh",
-    )
-    answer = await ask_structured(
-        model,
-        [SystemMessage(content=prompt), HumanMessage(content="Answer the corrections as JSON.")],
-        RemarkAnswer,
+    answer = await read_with_model(
+        deps.models.chat[first],
         profile,
-        examples=[EXAMPLE],
-        check=lambda a: answer_problem(a, steps, deps.plan.participants),
-        lenient=lenient_answer,
+        deps.renderer,
+        ref=str(events[0].meta.get("sop") or ""),  # the version the run entered on
+        steps=steps,
+        employees=deps.plan.participants,
+        person=person,
+        text=text,
         retries=deps.settings.model_retries,
         backoff=deps.settings.model_backoff,
     )
@@ -176,25 +154,18 @@ async def read_remark(call: HookCall) -> None:
         _fallback(call.events, f"{reason}; {grammar_hint(english)}", done[1])
         return
     corrections = to_corrections(answer.value, text, person)
-    content: dict[str, Any] = {
-        "status": UNDERSTOOD if corrections else NOT_A_CORRECTION,
-        "by": person,
-        "remark": mid,
-        "read_by": f"model:{profile.label}",
-        "english": english,
-        "corrections": [correction_dict(c) for c in corrections],
-    }
-    if corrections:
-        told = ("; " if english else "；").join(describe(c, steps, english) for c in corrections)
-        content.update(told=told, text=understood_text(corrections, steps, english))
-        content["ask"] = confirm_ask(english)
-    else:
-        content["text"] = (
-            "not read as a correction of the SOP's steps"
-            if english
-            else "没有读出对 SOP 步骤的纠正"
-        )
+    number = len(understood_in(events)) + 1  # named in its run: "remark 2"
+    content = read_content(corrections, steps, english=english, number=number)
+    content.update(by=person, remark=mid, read_by=f"model:{profile.label}")
     _emit(call.events, content, done[0])
+
+
+def _unmatched(call: HookCall, mid: str, person: str, text: str) -> bool:
+    """Say so when ``text`` answers a named remark that is not open; True when it did."""
+    notice = unmatched_answer(text, person)
+    if notice is not None and not call.room.log.has(f"{mid}-remark-answer"):
+        _emit(call.events, notice, f"{mid}-remark-answer")
+    return notice is not None
 
 
 def _fallback(sink: EventSink, reason: str, id: str) -> None:
@@ -202,16 +173,13 @@ def _fallback(sink: EventSink, reason: str, id: str) -> None:
     sink.emit(EventKind.FALLBACK, "system", used, id=id)
 
 
-async def unconfirmed_at_end(call: HookCall) -> None:
-    """The run ends: every understood remark still waiting for its person is dropped, visibly."""
+async def open_at_end(call: HookCall) -> None:
+    """The run ends: its understood remarks not yet confirmed are left out of its outcome,
+    visibly; they stay open for a confirmation until the feedback window closes."""
     run = open_run(call.room) if call.run is not None else None
     if run is None:
         return
-    events, _ = run
-    people = {str(e.content.get("by")) for e in events if e.kind == EventKind.REMARK}
-    for person in sorted(people):
-        pending = pending_understanding(events, person)
-        if pending is not None:
-            english = bool(pending.content.get("english"))
-            why = "not confirmed before the run ended" if english else "运行结束前没有确认"
-            _settle(call.events, pending, DROPPED, why, f"{pending.id}-dropped-at-end")
+    window = call.room.plan.settings.sop_feedback_window
+    for id, content in at_run_end(run[0], window):
+        if not call.room.log.has(id):
+            _emit(call.events, content, id)

@@ -22,8 +22,9 @@ class RoomStatus:
     sop: str | None
     stop_reason: str | None
     wait_reason: str | None = None
-    """Why it waits: ``waits_for_input`` (a step asks people), ``model_error``,
-    ``confirm_remark`` or ``interrupted`` (a newer message stopped the run: it goes on next)."""
+    """Why it waits: ``waits_for_input`` (a step asks people), ``model_error`` or
+    ``interrupted`` (a newer message stopped the run: it goes on next). Never for a
+    confirmation: a remark read as a correction is confirmed later, while the run goes on."""
     error: str | None = None
     """With ``model_error``: what failed and what to check (then :meth:`Room.retry`)."""
 

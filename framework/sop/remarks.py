@@ -3,15 +3,16 @@
 The pure part of "feedback in people's words" (the hook that asks the model is
 ``runtime/remark_hooks.py``):
 
-- :func:`is_candidate`: which of a person's messages are worth a model call;
+- :func:`is_candidate`: which of a person's messages are worth a model call (the rule is in
+  :mod:`framework.sop.remark_words`);
 - :class:`RemarkAnswer`: the JSON a model answers ``read_remark.j2`` with, and
   :func:`answer_problem`, what makes an answer unusable against the run's steps;
 - :func:`to_corrections` and :func:`understood_text`: the answer as
-  :class:`~framework.sop.model.Correction` s and in people's words ("理解为：第 3 步移到第 2 步
-  之前"), which the room shows back before anything counts;
-- :func:`is_confirmation` and :func:`pending_understanding`: a person's next message settles
-  what was understood of their remark; only a ``confirmed`` remark event counts
-  (:func:`confirmed_corrections`, read by :func:`framework.sop.outcomes.run_corrections`).
+  :class:`~framework.sop.model.Correction` s and in people's words ("反馈 1，理解为：第 3 步移到
+  第 2 步之前"), which the room shows back while the run goes on;
+- how its person confirms or denies it later is :mod:`framework.sop.remark_answers`; only a
+  ``confirmed`` remark event counts (:func:`confirmed_corrections`, read by
+  :func:`framework.sop.outcomes.run_corrections`).
 """
 
 from __future__ import annotations
@@ -23,78 +24,93 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 from framework.language import snippet
-from framework.sessions.events import Event, EventKind
+from framework.phrases import Phrase
+from framework.sessions.events import Event
 from framework.sop.model import Correction, CorrectionKind, Step
+from framework.sop.remark_answers import (
+    ANSWERED,
+    CONFIRMED,
+    DROPPED,
+    NOT_A_CORRECTION,
+    REMARK_NAME,
+    UNCONFIRMED,
+    UNDERSTOOD,
+    is_confirmation,
+    is_remark,
+    named_remarks,
+    verdict,
+)
+from framework.sop.remark_words import may_correct
 from framework.sop.reviser import parse_correction
 
-# Remark event statuses (content["status"] of an EventKind.REMARK event).
-UNDERSTOOD = "understood"
-"""The model read corrections in a remark; shown back, waiting for the person's confirmation."""
-CONFIRMED = "confirmed"
-"""The person confirmed: these corrections count in the run (the only status that counts)."""
-DROPPED = "dropped"
-"""Never confirmed: the person said something else first, or the run ended."""
-NOT_A_CORRECTION = "none"
-"""The model read no correction of the steps in the remark."""
+__all__ = [
+    "ANSWERED",
+    "CONFIRMED",
+    "DROPPED",
+    "EXAMPLE",
+    "NOT_A_CORRECTION",
+    "REMARK_CHARS",
+    "REMARK_NAME",
+    "UNCONFIRMED",
+    "UNDERSTOOD",
+    "RemarkAnswer",
+    "RemarkItem",
+    "answer_problem",
+    "confirm_ask",
+    "confirmed_corrections",
+    "correction_dict",
+    "correction_of",
+    "describe",
+    "grammar_hint",
+    "is_candidate",
+    "is_confirmation",
+    "lenient_answer",
+    "read_content",
+    "to_corrections",
+    "understood_text",
+]
 
 REMARK_CHARS = 600
 """How much of a remark a model is shown (a remark is a sentence or two, not a brief)."""
 
-_STEP_NUMBER = re.compile(
-    r"第\s*(?:\d+|[一二两三四五六七八九十]+)\s*步|步骤\s*(?:\d+|[一二三四五六七八九十]+)"
-    r"|\bstep\s*#?\s*\d+\b|\b(?:first|second|third|fourth|fifth|last)\s+step\b",
-    re.IGNORECASE,
-)
-_CUE_ZH = re.compile(
-    r"应该|应当|漏了|漏掉|缺了|缺少|少了|多余|不需要|不必|去掉|删掉|删除|顺序|之前|之后|提前"
-    r"|挪到|移到|放到|改成|改为|换成|先.{1,30}?(?:再|后)"
-)
-_CUE_EN = re.compile(
-    r"\b(?:should(?:n't)?|missing|forgot(?:ten)?|before|after|extra|unnecessary|redundant"
-    r"|remove|drop|skip|order|instead|swap|move)\b",
-    re.IGNORECASE,
-)
-_PHRASE_SPLIT = re.compile(r"[\s，,。.;；：:、（）()“”\"'‘’!！?？/]+")
-_CONFIRM_SPLIT = re.compile(r"[\s，,。.!！~～、]+")
-CONFIRMATIONS = frozenset(
-    {"对", "对的", "是", "是的", "确认", "没错", "好", "好的", "可以", "行", "嗯"}
-    | {"yes", "y", "yep", "ok", "okay", "confirm", "confirmed", "correct", "right", "sure"}
-)
-"""Whole-message answers that confirm an understood remark (several may be combined: "对，确认")."""
 _NONE_WORDS = frozenset({"none", "null", "no", "无", "没有", "不是", "不是纠正"})
 
-
-def step_phrases(steps: Sequence[Step]) -> list[str]:
-    """The phrases of the steps' texts (split at punctuation), two characters or longer."""
-    phrases = (p for s in steps for p in _PHRASE_SPLIT.split(s.do.casefold()))
-    return sorted({p for p in phrases if len(p) >= 2})
+UNDERSTOOD_AS = Phrase(en="{name}, understood as: {told}", zh="{name}，理解为：{told}")
+ASK = Phrase(
+    en="the run goes on; to count it, reply to this or say “yes, {name}”; “no, {name}” drops "
+    "it (until the feedback window closes)",
+    zh="运行继续，不等待；要计入，请回复这条或说“对，{name}”；说“不对，{name}”则不计入"
+    "（反馈窗口关闭前都可以）",
+)
+NOT_READ_AS_CORRECTION = Phrase(
+    en="not read as a correction of the SOP's steps", zh="没有读出对 SOP 步骤的纠正"
+)
+GRAMMAR_HINT = Phrase(
+    en="to count it, write it in the correction form: correction: order 3 before 2 / "
+    'correction: missing reviewer "check" before 4 / correction: extra 3 / correction: edit 2 '
+    '"outline only"',
+    zh='按格式写才会计入：纠正: order 3 before 2 / 纠正: missing reviewer "合规自检" before 4 / '
+    '纠正: extra 3 / 纠正: edit 2 "只写提纲"',
+)
+"""How to write a correction that counts as it is (shown to people, never in a prompt)."""
 
 
 def is_candidate(text: str, steps: Sequence[Step]) -> bool:
     """Whether a person's ``text`` may correct the run's ``steps`` in free words.
 
-    The rule, cheap on purpose (only candidates cost a model call): not an SOP correction in
-    the structured form (:func:`~framework.sop.reviser.parse_correction` reads one: it
-    counts as it is), not a confirmation word, and it mentions a step number ("第三步", "step
-    2"), a phrase of a step's text (split at punctuation, e.g. "配图方案"), or a correction cue:
-    应该, 漏了, 缺了, 少了, 多余, 不需要, 去掉, 删掉, 顺序, 之前, 之后, 提前, 移到, 改成, 先…再 /
-    should, missing, forgot, before, after, extra, unnecessary, remove, skip, order, instead,
-    swap, move.
+    Cheap on purpose (only candidates cost a model call): not an SOP correction in the
+    structured form (:func:`~framework.sop.reviser.parse_correction` reads one: it counts as
+    it is), not a yes or no to a named remark ("yes, remark 2"), not a bare confirmation,
+    and :func:`~framework.sop.remark_words.may_correct`: a correction cue and a reference to
+    the steps, read as words (never substrings).
     """
     if not steps or not text.strip() or is_confirmation(text):
         return False
+    if named_remarks(text) and verdict(text) is not None:
+        return False
     if any(parse_correction(line) for line in text.splitlines()):
         return False
-    if _STEP_NUMBER.search(text) or _CUE_ZH.search(text) or _CUE_EN.search(text):
-        return True
-    folded = text.casefold()
-    return any(phrase in folded for phrase in step_phrases(steps))
-
-
-def is_confirmation(text: str) -> bool:
-    """Whether ``text`` is only confirmation words ("对", "确认", "对，确认", "yes", "OK!")."""
-    words = [w for w in _CONFIRM_SPLIT.split(text.strip().casefold()) if w]
-    return bool(words) and all(w in CONFIRMATIONS for w in words)
+    return may_correct(text, steps)
 
 
 class RemarkItem(BaseModel):
@@ -126,7 +142,9 @@ class RemarkAnswer(BaseModel):
     )
 
 
-EXAMPLE = RemarkAnswer(corrections=[RemarkItem(kind="order", step=3, before=2)])
+EXAMPLE = RemarkAnswer(corrections=[])
+"""The one example the prompt shows: the empty answer. A weak model copies examples; copying
+this one reads "no correction", never a change nobody asked for."""
 
 
 def lenient_answer(text: str) -> RemarkAnswer | None:
@@ -212,34 +230,12 @@ def correction_of(data: object) -> Correction | None:
     )
 
 
-def _is_remark(event: Event, status: str) -> bool:
-    c = event.content
-    return event.kind == EventKind.REMARK and isinstance(c, dict) and c.get("status") == status
-
-
 def confirmed_corrections(event: Event) -> list[Correction]:
     """The corrections a ``confirmed`` remark event counts (none for any other event)."""
-    if not _is_remark(event, CONFIRMED):
+    if not is_remark(event, CONFIRMED):
         return []
     found = (correction_of(d) for d in event.content.get("corrections") or [])
     return [c for c in found if c is not None]
-
-
-def pending_understanding(events: Sequence[Event], person: str) -> Event | None:
-    """``person``'s understood remark still waiting for their word, in ``events`` (oldest first).
-
-    It waits until that person's next message (which confirms or drops it) or a remark event
-    that settles it (``confirmed``/``dropped``); so only the latest can be pending.
-    """
-    settled: set[str] = set()
-    for event in reversed(events):
-        if event.kind == EventKind.MESSAGE and event.author == person and event.meta.get("human"):
-            return None
-        if _is_remark(event, CONFIRMED) or _is_remark(event, DROPPED):
-            settled.add(str(event.content.get("understood")))
-        elif _is_remark(event, UNDERSTOOD) and event.content.get("by") == person:
-            return None if event.id in settled else event
-    return None
 
 
 def _short(do: str) -> str:
@@ -271,32 +267,42 @@ def describe(c: Correction, steps: Sequence[Step], english: bool) -> str:
     return f"{step} should do “{c.do}”" if english else f"{step}改为“{c.do}”"
 
 
-def understood_text(corrections: Sequence[Correction], steps: Sequence[Step], english: bool) -> str:
-    """What the room shows back: "理解为：…" / "understood as: …"."""
-    items = [describe(c, steps, english) for c in corrections]
-    return ("understood as: " + "; ".join(items)) if english else ("理解为：" + "；".join(items))
+def understood_text(
+    corrections: Sequence[Correction], steps: Sequence[Step], english: bool, number: int = 1
+) -> str:
+    """What the room shows back: "remark 1, understood as: …" / "反馈 1，理解为：…"."""
+    language = "en" if english else "zh"
+    told = ("; " if english else "；").join(describe(c, steps, english) for c in corrections)
+    return UNDERSTOOD_AS(language, name=REMARK_NAME(language, n=number), told=told)
 
 
-def confirm_ask(english: bool) -> str:
-    """How to confirm or fix what was understood."""
-    if english:
-        return (
-            "reply “yes” to count it in this run; if that is not what you meant, say it again "
-            "or write it as: correction: order 3 before 2"
-        )
-    return "回复“对”确认后计入本次运行；不对的话换个说法，或按格式写：纠正: order 3 before 2"
+def confirm_ask(english: bool, number: int = 1) -> str:
+    """How to confirm or deny what was understood, later: the run does not wait."""
+    language = "en" if english else "zh"
+    return ASK(language, name=REMARK_NAME(language, n=number))
 
 
-GRAMMAR_HINT_ZH = (
-    '按格式写才会计入：纠正: order 3 before 2 / 纠正: missing reviewer "合规自检" before 4 / '
-    '纠正: extra 3 / 纠正: edit 2 "只写提纲"'
-)
-GRAMMAR_HINT_EN = (
-    "to count it, write it in the correction form: correction: order 3 before 2 / correction: "
-    'missing reviewer "check" before 4 / correction: extra 3 / correction: edit 2 "outline only"'
-)
+def read_content(
+    corrections: Sequence[Correction], steps: Sequence[Step], *, english: bool, number: int
+) -> dict[str, Any]:
+    """The content of the ``remark`` event that shows what a model read in a remark: named
+    ``number`` in its run, the corrections, and how to confirm them later; or that it read
+    none."""
+    content: dict[str, Any] = {
+        "status": UNDERSTOOD if corrections else NOT_A_CORRECTION,
+        "english": english,
+        "corrections": [correction_dict(c) for c in corrections],
+    }
+    if not corrections:
+        content["text"] = NOT_READ_AS_CORRECTION("en" if english else "zh")
+        return content
+    told = ("; " if english else "；").join(describe(c, steps, english) for c in corrections)
+    content.update(number=number, told=told)
+    content["text"] = understood_text(corrections, steps, english, number)
+    content["ask"] = confirm_ask(english, number)
+    return content
 
 
 def grammar_hint(english: bool) -> str:
     """How to say a correction in the structured form (for a remark that was not read)."""
-    return GRAMMAR_HINT_EN if english else GRAMMAR_HINT_ZH
+    return GRAMMAR_HINT("en" if english else "zh")

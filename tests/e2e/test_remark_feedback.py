@@ -2,7 +2,8 @@
 
 The room's first employee (pm) answers from a script, as a real model would, with the JSON
 ``read_remark.j2`` asks for; the other employees are the offline simulator. The SOP pauses
-after steps 1 and 2; a remark read as a correction pauses the room until its person answers.
+after steps 1 and 2 (a step that asks people); a remark read as a correction never pauses
+it: its person confirms it later, by a reply to it or by naming it ("对，反馈 1").
 """
 
 from __future__ import annotations
@@ -70,7 +71,13 @@ def feedback(events: list[Event]) -> dict[str, object]:
     return found
 
 
-async def test_a_confirmed_remark_counts_and_revises_the_sop(settings: Settings) -> None:
+def waits(events: list[Event]) -> list[str]:
+    return [str(e.content["reason"]) for e in events if e.kind == EventKind.WAIT]
+
+
+async def test_a_remark_confirmed_by_name_counts_and_the_room_never_waits_for_it(
+    settings: Settings,
+) -> None:
     model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。", MOVE])
     staff, room = await open_room(settings, model)
     async with staff:
@@ -78,16 +85,17 @@ async def test_a_confirmed_remark_counts_and_revises_the_sop(settings: Settings)
         understood = next(e for e in said if e.kind == EventKind.REMARK)
         assert understood.content["status"] == "understood"
         transcript = shown(said)
-        assert "◇ author: 理解为：第 3 步（配图方案）移到第 2 步之前" in transcript
-        assert "回复“对”确认" in transcript
+        assert "◇ author: 反馈 1，理解为：第 3 步（配图方案）移到第 2 步之前" in transcript
+        assert "运行继续，不等待" in transcript and "对，反馈 1" in transcript
         # The model saw the run's steps, numbered, and the remark.
         prompt = str(model.calls[1][0].content)
         assert "3. designer: 配图方案" in prompt and REMARK in prompt
-        waiting = await room.status()
-        assert waiting.waiting and waiting.wait_reason == "confirm_remark"  # for the answer
+        # The run went on: step 2 was done, and the room waits for the step, not the remark.
+        assert [e.meta.get("step") for e in said if e.kind == EventKind.SOP_STEP] == [2]
+        assert waits(said) == ["waits_for_input"]
 
-        rest = await finish(room, await drain(room.post("对", author="author")))
-        assert "◇ 已确认，计入本次运行：第 3 步（配图方案）移到第 2 步之前" in shown(rest)
+        rest = await finish(room, await drain(room.post("对，反馈 1", author="author")))
+        assert "◇ 反馈 1 已确认，计入本次运行：第 3 步（配图方案）移到第 2 步之前" in shown(rest)
         assert feedback(rest)["corrections"] == 1
         revision = next(e for e in rest if e.kind == EventKind.REVISION)
         sop_id, version = revision.content["sop"].split("@")
@@ -99,16 +107,69 @@ async def test_a_confirmed_remark_counts_and_revises_the_sop(settings: Settings)
         ]
 
 
-async def test_an_unconfirmed_remark_does_not_count(settings: Settings) -> None:
-    # The person answers the understanding with something else: it is dropped, visibly.
+async def test_a_bare_yes_after_a_remark_does_not_count_it(settings: Settings) -> None:
+    # "对" answers the room's wait (meant for the employees), not the remark.
     model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。"])
     staff, room = await open_room(settings, model)
     async with staff:
         await drain(room.post(REMARK, author="author"))
-        rest = await finish(room, await drain(room.post("辛苦了，继续吧", author="author")))
-        assert "◇ 未计入：第 3 步（配图方案）移到第 2 步之前（没有确认就说了别的）" in shown(rest)
+        rest = await finish(room, await drain(room.post("对", author="author")))
+        assert not [
+            e
+            for e in rest
+            if e.kind == EventKind.REMARK and e.content["status"] in ("confirmed", "dropped")
+        ]
+        assert "◇ 未计入本次运行的结果：反馈 1（尚未确认）；24 小时内确认仍会计入" in shown(rest)
         assert feedback(rest)["corrections"] == 0
         assert not [e for e in rest if e.kind == EventKind.REVISION]
+
+
+async def test_a_reply_to_the_remark_counts_it(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。", MOVE])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post(REMARK, author="author"))
+        understood = next(e for e in said if e.kind == EventKind.REMARK)
+        reply = await drain(room.post("对", author="author", meta={"reply_to": understood.id}))
+        confirmed = next(e for e in reply if e.kind == EventKind.REMARK)
+        assert confirmed.content["status"] == "confirmed"
+        assert confirmed.content["understood"] == understood.id
+        rest = await finish(room, reply)
+        assert feedback(rest)["corrections"] == 1
+
+
+async def test_a_denied_remark_does_not_count(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。"])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        await drain(room.post(REMARK, author="author"))
+        rest = await finish(room, await drain(room.post("不对，反馈 1", author="author")))
+        assert "◇ 反馈 1 未计入：第 3 步（配图方案）移到第 2 步之前（你说这不是你的意思）" in shown(
+            rest
+        )
+        assert feedback(rest)["corrections"] == 0
+        assert not [e for e in rest if e.kind == EventKind.REVISION]
+
+
+async def test_a_reader_that_reads_every_remark_as_a_correction_never_stops_the_room(
+    settings: Settings,
+) -> None:
+    # The worst case: each remark at each pause is read as a correction and never answered.
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER, ORDER, "定稿完成。"])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        first = await drain(room.post(REMARK, author="author"))
+        second = await drain(room.post("先出配图再写正文，下次注意顺序", author="author"))
+        events = first + second
+        assert [e.content["status"] for e in events if e.kind == EventKind.REMARK] == [
+            "understood",
+            "understood",
+            "unconfirmed",
+        ]
+        assert waits(events) == ["waits_for_input"]  # the step's own pause, nothing else
+        assert feedback(events)["corrections"] == 0  # the run ended on the second post
+        status = await room.status()
+        assert not status.waiting and status.phase == "open"
 
 
 async def test_an_unusable_answer_is_retried_then_the_fallback_says_how_to_say_it(
@@ -132,9 +193,10 @@ async def test_an_unusable_answer_is_retried_then_the_fallback_says_how_to_say_i
         assert feedback(rest)["corrections"] == 0
 
 
-def test_the_simulator_does_not_pretend_to_read_a_remark(tmp_path: Path) -> None:
+def test_the_simulator_says_once_per_run_that_it_reads_no_free_remarks(tmp_path: Path) -> None:
     script = tmp_path / "s.txt"
-    script.write_text(f"{REMARK}\n", encoding="utf-8")
+    lines = [REMARK, "继续", "漏了合规自检", "辛苦了", "第三步多余"]
+    script.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     args = ["run", "tech-article", "--room", "r1", "--script", str(script)]
     run = subprocess.run(
         [sys.executable, "-m", "framework", *args, "--data-dir", str(tmp_path / "d")],
@@ -145,21 +207,28 @@ def test_the_simulator_does_not_pretend_to_read_a_remark(tmp_path: Path) -> None
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    assert "⚠ fallback: remark → not counted (the offline simulator does not read" in run.stdout
+    assert run.stdout.count("⚠ fallback: remark") == 1, run.stdout
+    assert "⚠ fallback: remark → not counted (离线模拟器不读自由表述的反馈" in run.stdout
     assert "纠正: order 3 before 2" in run.stdout  # how to say it so that it counts
     assert "(corrections 0," in run.stdout
 
 
-async def test_a_remark_left_unconfirmed_when_the_run_ends_is_dropped(settings: Settings) -> None:
-    model = ScriptedChatModel(replies=["提纲已写好。", ORDER])
+async def test_a_remark_open_when_the_run_ends_still_counts_if_confirmed_in_the_window(
+    settings: Settings,
+) -> None:
+    nothing = json.dumps({"edits": []})
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。", MOVE, nothing])
     staff, room = await open_room(settings, model)
     async with staff:
         said = await drain(room.post(REMARK, author="author"))
         assert "理解为" in shown(said)
         ended = await drain(room.post("结束会议", author="author"))  # the stop word ends the run
         transcript = shown(ended)
-        assert transcript.index("未计入：") < transcript.index("◆ outcome")
+        assert transcript.index("未计入本次运行的结果：反馈 1") < transcript.index("◆ outcome")
         assert feedback(ended)["corrections"] == 0
+        confirmed = await drain(room.post("反馈 1 对", author="author"))
+        late = next(e for e in confirmed if e.kind == EventKind.FEEDBACK)
+        assert late.content["late"] is True and late.content["corrections"] == 1
 
 
 async def test_a_remark_the_model_reads_as_no_correction_counts_nothing(settings: Settings) -> None:
@@ -190,8 +259,11 @@ async def test_a_remark_after_the_run_closed_counts_for_that_run(settings: Setti
         room = await staff.room("remarks-late", "tech-article")
         await finish(room, await drain(room.start()))
         said = await drain(room.post(REMARK, author="author"))
-        assert "理解为：第 3 步（配图方案）移到第 2 步之前" in shown(said)
-        confirmed = await drain(room.post("对", author="author"))
+        assert "反馈 1，理解为：第 3 步（配图方案）移到第 2 步之前" in shown(said)
+        assert not [
+            e for e in await drain(room.post("对", author="author")) if e.kind == EventKind.FEEDBACK
+        ]  # a bare yes confirms nothing
+        confirmed = await drain(room.post("对，反馈 1", author="author"))
         late = next(e for e in confirmed if e.kind == EventKind.FEEDBACK)
         assert late.content["late"] is True and late.content["corrections"] == 1
         outcome = (await staff.sops.store.outcomes("tech-article@1"))[-1]
@@ -212,3 +284,30 @@ async def test_after_the_close_only_the_runs_people_are_read(settings: Settings)
         said = await drain(room.post(REMARK, author="mallory"))  # took no part in the run
         assert not [e for e in said if e.kind in (EventKind.REMARK, EventKind.FEEDBACK)]
         assert len(model.calls) == calls, "nobody's model was asked to read it"
+
+
+async def test_an_english_remark_is_answered_in_english(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", ORDER, "定稿完成。", MOVE])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post("The figures should come before the draft", author="author"))
+        transcript = shown(said)
+        assert (
+            "◇ author: remark 1, understood as: move step 3 (配图方案) before step 2" in transcript
+        )
+        assert "the run goes on; to count it, reply to this or say “yes, remark 1”" in transcript
+        prompt = str(model.calls[1][0].content)
+        assert prompt.startswith("You read one message a person wrote")
+        rest = await finish(room, await drain(room.post("Yes, remark 1.", author="author")))
+        assert "◇ remark 1 confirmed, counted in this run: move step 3" in shown(rest)
+        assert feedback(rest)["corrections"] == 1
+
+
+async def test_an_answer_naming_no_open_remark_is_told_so(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。"])
+    staff, room = await open_room(settings, model)
+    async with staff:
+        said = await drain(room.post("yes, remark 3", author="author"))  # this run has none
+        assert "◇ this answer names no remark open for an answer here" in shown(said)
+        rest = await finish(room, said)
+        assert feedback(rest)["corrections"] == 0

@@ -1,5 +1,6 @@
 """A free remark against a real (weak) model: read as corrections and shown back, or the
-fallback says why and how to say it; never silence, and never counted unconfirmed.
+fallback says why and how to say it; never silence, never a wait for a confirmation, and
+never counted unconfirmed.
 
 Run with ``make test-llm``. Whether a 270M model understands "配图应该在写正文之前" is not
 judged; what is checked is Staffroom's promise about what happens either way.
@@ -43,7 +44,9 @@ async def test_a_free_remark_is_read_or_the_fallback_says_why(
             assert first["read_by"].startswith("model:")
             assert first["status"] in ("understood", "none")
             if first["status"] == "understood":
-                assert first["text"].startswith("理解为：") and first["ask"]
+                assert first["text"].startswith("反馈 1，理解为：") and first["ask"]
+        # Read or not, the room never waits for a confirmation.
+        assert (await room.status()).wait_reason != "confirm_remark"
         # Never confirmed: whatever was understood does not count in the run's outcome (an
         # employee's own "纠正:" line would, as the model's correction: not the author's).
         if [e for e in events if e.kind == EventKind.FEEDBACK]:
