@@ -124,7 +124,7 @@ _ACK_PHRASES = frozenset(
     ]
 )  # fmt: skip
 _ACK_KEYS = frozenset(" ".join(tokens(p)) for p in _ACK_PHRASES)
-_SENTENCES = re.compile(r"[.!?。！？;；\n]+")
+_SENTENCES = re.compile(r"[.!?。！？;；,，、\n]+")
 _STOP = frozenset(
     """a an the is are was were be been being am to of in on at by for from with and or but
     so that this these those it its as into than then there their they them he she his her
