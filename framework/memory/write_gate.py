@@ -86,6 +86,12 @@ _TRACEBACK = re.compile(
     r"^\s*at [\w.$<>]+\([\w.]+:\d+\)|\bpanic: |\bgoroutine \d+ \[",
     re.MULTILINE,
 )
+_LOG_LINE = re.compile(
+    r"^\s*\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[T ]\d{1,2}[:.]\d{2}(?:[:.]\d{2})?\S*\]?\s+"
+    r"\[?(?:INFO|DEBUG|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A log line: a timestamp, then a level."""
 _JSON_PAIRS = re.compile(r"\"[\w-]+\"\s*:")
 # Groups of machine-status vocabulary: a person's lasting fact may use a word or two of
 # them ("our backend config lives in config.yaml"), a log stacks them.
@@ -213,6 +219,8 @@ def _machine(text: str) -> tuple[str, Phrase] | None:
         return "traceback", TRACEBACK
     if _json_body(text):
         return "json", JSON_BODY
+    if _LOG_LINE.search(text):
+        return "log", LOG
     if len(set(m.group(0).casefold() for m in _HEARTBEAT.finditer(text))) >= 2:
         return "heartbeat", HEARTBEAT
     hits = [{m.group(0).casefold() for m in group.finditer(text)} for group in _LOG_GROUPS]

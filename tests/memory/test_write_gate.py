@@ -52,6 +52,7 @@ def memory_call(content: str, action: str = "add", section: str = "facts") -> AI
         "2026-12-02 12.03.26",
         "date: 2026-12-02",
         "[INFO] worker-3 started, pid=4411, queue=default, backlog=0",
+        "2026-12-02 12:03:26 INFO 服务启动完成",
         "Heartbeat OK. Uptime 3d 4h, CPU 2%.",
         'Traceback (most recent call last):  File "app.py", line 9, in main',
         '{"error": "upstream timeout", "status": 502}',
