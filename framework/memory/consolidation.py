@@ -12,6 +12,10 @@ A model summarises through :func:`~framework.models.structured.ask_structured`; 
 cannot be called or its answer stays unusable after one retry, the batch gets the extractive
 summary instead (nothing is lost), and the consolidator records a ``fallback`` event saying
 why, which the report carries too.
+
+Every fact and HISTORY.md line passes the write gate (:mod:`~framework.memory.write_gate`)
+on either path; a model's facts are also judged against what the people in the batch said.
+Each refused fact is a ``fallback`` event too, in the language the people wrote in.
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from framework.errors import InputError, MemoryCapExceeded
-from framework.language import snippet
+from framework.language import is_english, snippet
 from framework.memory.history_summary import HistorySummary
-from framework.memory.memory_file import MemoryFile
+from framework.memory.memory_file import MemoryFile, clean_entry
+from framework.memory.write_gate import judge, judge_history_line
 from framework.models.profile import ModelProfile
 from framework.models.structured import answer_format, ask_structured
+from framework.phrases import Phrase
 from framework.prompts.environment import PromptRenderer
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
@@ -39,6 +45,20 @@ from framework.statements import Fact, stated_facts
 
 BATCH = 10
 """Messages summarised per batch (and per pointer event)."""
+
+EXCHANGED = Phrase(en="{authors} exchanged {n} messages.", zh="{authors} 交流了 {n} 条消息。")
+NOT_STORED = Phrase(en="fact not stored in MEMORY.md", zh="这条事实没有写入 MEMORY.md")
+REFUSED_FACT = Phrase(en="{user}: {entry!r}: {reason}", zh="{user}：{entry!r}：{reason}")
+ALL_LINES_REFUSED = Phrase(
+    en="every history line was refused by the write gate ({reason})",
+    zh="每一行历史都被写入关卡拒绝（{reason}）",
+)
+
+
+def language_of_people(messages: Sequence[Event], humans: set[str]) -> str:
+    """``en`` when what the people said is English, else ``zh`` (what their records say in)."""
+    said = " ".join(m.text for m in messages if m.author in humans)
+    return "en" if is_english(said) else "zh"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +72,8 @@ class Summary:
     """Why this is the extractive summary although a model was asked (None: it is not)."""
     call_failed: bool = False
     """The fallback's cause: the model could not be called (not just a bad answer)."""
+    by_model: bool = False
+    """A model wrote the facts: they are judged against what the people said."""
 
 
 class FactAnswer(BaseModel):
@@ -94,18 +116,20 @@ async def extractive_summary(messages: list[Event], day: date, humans: set[str])
     """Deterministic summary (no model): one line per person's message with the reply to it."""
     lines: list[str] = []
     facts: list[tuple[str, Fact]] = []
+    language = language_of_people(messages, humans)
+    colon = ": " if language == "en" else "："
     for i, event in enumerate(messages):
         if event.author not in humans:
             continue
         reply = next((m for m in messages[i + 1 :] if m.author not in humans), None)
-        line = f"{day.isoformat()} {event.author}：{snippet(event.text, 60)}"
+        line = f"{day.isoformat()} {event.author}{colon}{snippet(event.text, 60)}"
         if reply is not None:
-            line += f" → {reply.author}：{snippet(reply.text, 40)}"
+            line += f" → {reply.author}{colon}{snippet(reply.text, 40)}"
         lines.append(line)
         facts += [(event.author, fact) for fact in stated_facts(event.text)]
     if not lines and messages:
         authors = ", ".join(sorted({m.author for m in messages}))
-        lines.append(f"{day.isoformat()} {authors} 交流了 {len(messages)} 条消息。")
+        lines.append(f"{day.isoformat()} {EXCHANGED(language, authors=authors, n=len(messages))}")
     return Summary(lines, facts)
 
 
@@ -151,6 +175,9 @@ def model_summariser(
             return "it repeats the example instead of summarising the transcript"
         if not any(any(ch.isalnum() for ch in line) for line in answer.history):
             return "history has no line with words in it"
+        refused = [judge_history_line(line) for line in answer.history]
+        if all(refused):
+            return ALL_LINES_REFUSED("en", reason=refused[0].reason if refused[0] else "")
         return None
 
     async def summarise(messages: list[Event], day: date) -> Summary:
@@ -161,7 +188,8 @@ def model_summariser(
             cap = max(80, profile.input_budget // (2 * max(1, len(messages))))
             transcript = "\n".join(f"{m.author}: {snippet(m.text, cap)}" for m in messages)
             context = {"day": day.isoformat(), "humans": people, "answer_format": fmt}
-            prompt = renderer.render("consolidate.j2", context, language="zh")
+            language = language_of_people(messages, humans)
+            prompt = renderer.render("consolidate.j2", context, language=language)
             answer = await ask_structured(
                 model,
                 [SystemMessage(content=prompt), HumanMessage(content=transcript)],
@@ -186,10 +214,15 @@ def model_summariser(
 
 
 def _summary_of(answer: SummaryAnswer, day: date, humans: set[str]) -> Summary:
-    lines = [f"{day.isoformat()} {x.strip()}" for x in answer.history if x.strip()]
+    # A line the gate refuses (a timestamp, a placeholder, a log) tells no one anything.
+    lines = [
+        f"{day.isoformat()} {x.strip()}"
+        for x in answer.history
+        if x.strip() and judge_history_line(x) is None
+    ]
     # A fact about someone who is not a person here (or the example's placeholder) is dropped.
     facts = [(f.user, Fact(f.section, f.entry)) for f in answer.facts if f.user in humans]
-    return Summary(lines, facts)
+    return Summary(lines, facts, by_model=True)
 
 
 def find_pointer(log: JsonlLog) -> tuple[Event | None, list[Event]]:
@@ -252,6 +285,33 @@ class Consolidator:
             batch = pending[: min(BATCH, len(pending) - keep)]
             await self._batch(batch, report)
 
+    def _refusal(
+        self, batch: list[Event], summary: Summary, user: str, entry: str
+    ) -> dict[str, str] | None:
+        """The fallback event's content when the write gate refuses ``entry``, else None.
+
+        A model's fact is judged against what its person said in the batch: a profile
+        nobody stated is refused there, whatever it is labelled.
+        """
+        humans = {e.author for e in batch if e.meta.get("human")} | {user}
+        language = language_of_people(batch, humans)
+        said = "\n".join(e.text for e in batch if e.author == user)
+        try:
+            refused = judge(
+                clean_entry(entry), heard=said if summary.by_model else None, language=language
+            )
+        except InputError as exc:
+            reason = exc.message
+        else:
+            if refused is None:
+                return None
+            reason = refused.reason
+        return {
+            "what": "memory",
+            "used": NOT_STORED(language),
+            "reason": REFUSED_FACT(language, user=user, entry=entry, reason=reason),
+        }
+
     async def _batch(self, batch: list[Event], report: ConsolidationReport) -> None:
         day = date.fromisoformat(batch[0].ts[:10])
         summary = await self.summarise(batch, day)
@@ -273,7 +333,19 @@ class Consolidator:
             report.call_failed = report.call_failed or summary.call_failed
         self.history.append([(day, line) for line in summary.lines], batch_id=last.id)
         stored: list[str] = []
-        for user, fact in summary.facts:
+        for n, (user, fact) in enumerate(summary.facts, start=1):
+            refusal = self._refusal(batch, summary, user, fact.entry)
+            if refusal is not None:
+                event = make_event(
+                    last.session,
+                    EventKind.FALLBACK,
+                    "system",
+                    refusal,
+                    id=f"fallback-{last.id}-fact-{n}",
+                )
+                self.log.append(event)
+                report.refused_facts.append(fact.entry)
+                continue
             for employee in self.employees:
                 try:
                     self.memory_for(employee, user).add(

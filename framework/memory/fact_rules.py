@@ -6,6 +6,13 @@ score 0.8-0.9). So a near-duplicate replaces an entry only when both name the sa
 *anchors*: the numbers, dates, ids and names in them. Entries that differ in any anchor are
 different facts and are both kept.
 
+A later entry *updates* an earlier one (:func:`updates`) when it says so (``Correction:``,
+``Update:``, "moved to", "changed", "pushed back", "改到") and is about the same subject: it
+repeats most of the earlier entry's words, names no other id, and names no other person
+unless it says the role changed hands ("Sam is now the lead"). Two reports of the same kind
+("Sam moved the review to 12 March", "Sam moved it to 5 March") are events, not a
+correction: the marker must be new in the later entry.
+
 A ``key: value`` entry is an attribute (a correction of it replaces the old value) only when
 the key names one: short (``_MAX_KEY_WORDS``) and not a discourse label such as ``Update:``,
 ``Note:`` or ``补充：``, which head unrelated sentences.
@@ -20,7 +27,7 @@ import unicodedata
 
 from framework.memory.similarity import tokens
 
-__all__ = ["anchors", "attribute_key", "same_attribute", "same_fact"]
+__all__ = ["anchors", "attribute_key", "same_attribute", "same_fact", "updates"]
 
 _MAX_KEY_WORDS = 6
 """An attribute name is a few words (``偏好语言``, ``Alice's phone``); a longer head is prose.
@@ -39,6 +46,10 @@ _STARTERS = frozenset(
     then also please note every each all some no not""".split()  # noqa: SIM905 (a word list reads better so)
 )
 """Capitalised only because they start a sentence: not names."""
+_CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday today tomorrow""".split()  # noqa: SIM905 (a word list reads better so)
+)
 
 
 def attribute_key(entry: str) -> str | None:
@@ -79,12 +90,12 @@ def anchors(entry: str) -> frozenset[str]:
     return frozenset(found - _STARTERS)
 
 
-def _chinese_anchors(text: str) -> set[str]:
+def _chinese_anchors(text: str, flags: tuple[str, ...] = ("nr", "t")) -> set[str]:
     import jieba  # imported on first Chinese entry: loading its dictionary takes a second
     import jieba.posseg
 
     jieba.setLogLevel(logging.WARNING)
-    return {w.word for w in jieba.posseg.cut(text) if w.flag.startswith(("nr", "t"))}
+    return {w.word for w in jieba.posseg.cut(text) if w.flag.startswith(flags)}
 
 
 def same_fact(a: str, b: str) -> bool:
@@ -98,3 +109,72 @@ def same_fact(a: str, b: str) -> bool:
         if not set(tokens(anchor)) <= (words_a & words_b)
     ]
     return not differ
+
+
+_MARKER = re.compile(
+    r"^\s*(?:correction|corrected|update|updated|change|changed)\s*[:：]|"
+    r"\b(?:moved|changed|pushed back|postponed|rescheduled|delayed|brought forward|"
+    r"escalated|downgraded|switched|no longer|is now|are now|now the|took over|replaced|"
+    r"started|stopped)\b|"
+    r"更正|更新[:：为]|改为|改成|改到|推迟到|延期到|提前到|换成|现在是|不再|搬到|调整为|升级为|降级为",
+    re.IGNORECASE,
+)
+_HANDOVER = re.compile(
+    r"\b(?:changed|is now|are now|now the|took over|replaced|handed over)\b|换成|现在是|改由|接手",
+    re.IGNORECASE,
+)
+_ID = re.compile(r"\b[A-Za-z]+-\d+\b|\b[A-Z]{2,}\d+\b")
+_SAME_SUBJECT = {"address": "live", "lives": "live", "deadline": "due", "leadership": "lead"}
+"""Words that name one subject in an update's usual paraphrase (lived at -> new address)."""
+_FILLER = frozenset(
+    """a an the is are was were be been to of in on at by for from with and or but so it its
+    my our your their his her i we you they he she me us them this that there here has have
+    had do does did not no now new please also just very currently again moved changed
+    update updated correction pushed back postponed rescheduled delayed escalated
+    switched started stopped replaced took over""".split()  # noqa: SIM905 (a word list reads better so)
+)
+
+
+def _subject_words(entry: str) -> set[str]:
+    """The entry's words that are not fillers or markers, stemmed to five letters (``reports``
+    and ``report`` are one word) and mapped through :data:`_SAME_SUBJECT`."""
+    out = set()
+    for word in tokens(_MARKER.sub(" ", entry)):
+        if word in _FILLER or (word.isascii() and len(word) < 2) or any(c.isdigit() for c in word):
+            continue  # numbers are the values an update changes, not its subject
+        out.add(_SAME_SUBJECT.get(word, word.rstrip("s") if len(word) > 3 else word)[:5])
+    return out
+
+
+def updates(old: str, new: str) -> bool:
+    """Whether ``new`` is an update of ``old`` that should supersede it (see the module
+    docstring); False whenever in doubt, so two different facts are never merged."""
+    if not _MARKER.search(new) or _MARKER.search(old):
+        return False
+    if {m.casefold() for m in _ID.findall(old)} - {m.casefold() for m in _ID.findall(new)}:
+        return False  # another ticket, order or incident
+    people_old, people_new = _people(old), _people(new)
+    if people_old and people_new and not people_old & people_new and not _HANDOVER.search(new):
+        return False  # someone else's fact
+    words_old, words_new = _subject_words(old), _subject_words(new)
+    shared = words_old & words_new
+    # What the old entry says beyond the shared subject is the value the update replaces: a
+    # word or two ("pending", "42 Birch Street"), not another statement ("Kofi noted that the
+    # audit was approved" is not what "Kofi moved the audit to 11 March" corrects).
+    return len(shared) >= 2 and 2 * len(shared) >= len(words_old) and len(words_old - shared) <= 2
+
+
+_LABEL_HEAD = re.compile(r"^\s*\w+\s*[:：]\s*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Z][\w'-]*)")
+
+
+def _people(entry: str) -> set[str]:
+    """Names in ``entry``: capitalised words that do not merely start a sentence (or follow a
+    ``Label:``), other than months and days, and the person names jieba tags in Chinese."""
+    text = _LABEL_HEAD.sub("", unicodedata.normalize("NFKC", entry))
+    starts = {m.group(1).casefold() for m in _SENTENCE_START.finditer(text)}
+    words = {m.group(0).casefold() for m in re.finditer(r"\b[A-Z][a-z][\w'-]*", text)}
+    found = words - starts - _CALENDAR
+    if _HAN.search(text):
+        found |= _chinese_anchors(text, flags=("nr",))
+    return found

@@ -32,17 +32,26 @@ import shlex
 import stat
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import date
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import Literal
 
 from filelock import FileLock, Timeout
 
 from framework.errors import InputError, MemoryCapExceeded, StorageError
+from framework.language import is_english
+from framework.memory.entries import (
+    DEFAULT_TITLES,
+    ENGLISH_TITLES,
+    SECTION_IDS,
+    SEPARATOR,
+    MemoryChange,
+    MemoryDoc,
+    clean_entry,
+    section_titles,
+)
 from framework.memory.fact_log import FactLog, Superseded
-from framework.memory.fact_rules import same_attribute, same_fact
+from framework.memory.fact_rules import same_attribute, same_fact, updates
 from framework.memory.file_messages import cap_message, not_utf8
 from framework.memory.similarity import Similarity, normalize, normalized_similarity
 
@@ -55,53 +64,12 @@ __all__ = [
     "MemoryDoc",
     "MemoryFile",
     "clean_entry",
+    "section_titles",
 ]
 
-SECTION_IDS = ("identity", "project", "preferences", "facts")
-"""Section ids, in file order."""
-DEFAULT_TITLES = dict(
-    zip(SECTION_IDS, ("用户身份", "项目上下文", "个性化偏好", "关键事实"), strict=True)
-)
-ENGLISH_TITLES = dict(
-    zip(SECTION_IDS, ("User identity", "Project context", "Preferences", "Key facts"), strict=True)
-)
 FACTS_FILE = "facts.json"
 """Beside MEMORY.md: sources, confirmation dates, superseded values (see ``fact_log``)."""
-SEPARATOR = "§"
-"""A line holding only this separates sections."""
-
 _LOCK_TIMEOUT = 30.0  # seconds; a write takes milliseconds, so this means a stuck process
-
-
-@dataclass
-class MemoryDoc:
-    """A parsed MEMORY.md: entries per section id, and what was odd about the file."""
-
-    sections: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in SECTION_IDS})
-    warnings: list[str] = field(default_factory=list)
-    write_refusal: InputError | None = None
-    """Why every write to this file is refused (it is not UTF-8: a rewrite would lose what
-    did not decode); None when it may be written."""
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryChange:
-    """What a write actually did (an ``add`` may turn out a replace, or nothing)."""
-
-    action: Literal["added", "replaced", "removed", "unchanged"]
-    section: str
-    old: str | None
-    new: str | None
-    similar: tuple[str, ...] = ()
-    """Entries like the new one that were kept as other facts (the model may mean one)."""
-
-
-def clean_entry(entry: str) -> str:
-    """``entry`` as one line (a leading ``#`` would read as a title); empty -> InputError."""
-    text = " ".join(entry.split()).lstrip("#").strip()
-    if not text or text == SEPARATOR:
-        raise InputError("a memory entry must be a non-empty line of text")
-    return text
 
 
 class MemoryFile:
@@ -116,13 +84,18 @@ class MemoryFile:
         similarity: Similarity = normalized_similarity,
         threshold: float = 0.8,
         today: Callable[[], date] = date.today,
+        language: str | None = None,
     ) -> None:
         unknown = set(titles or {}) - set(SECTION_IDS)
         if unknown:
             raise InputError(f"unknown section ids in titles: {sorted(unknown)}; use {SECTION_IDS}")
         self.path = Path(path)
         self.cap = cap
-        self.titles = {**DEFAULT_TITLES, **(titles or {})}
+        self.language = language
+        """The titles' language; None: the file's own, and for a new file its first entry's
+        (an English user's file gets English titles)."""
+        self.custom_titles = dict(titles or {})
+        """Configured titles (``Settings.memory_titles``): they win in either language."""
         self.similarity = similarity
         self.threshold = threshold
         self.today = today
@@ -134,6 +107,17 @@ class MemoryFile:
         self._aliases: dict[str, str] = {}
         for names in ({s: s for s in SECTION_IDS}, ENGLISH_TITLES, DEFAULT_TITLES, self.titles):
             self._aliases.update({normalize(title): sid for sid, title in names.items()})
+        self._title_language = {normalize(t): "en" for t in ENGLISH_TITLES.values()}
+        self._title_language.update({normalize(t): "zh" for t in DEFAULT_TITLES.values()})
+
+    @property
+    def titles(self) -> dict[str, str]:
+        """Section id -> the title written (the configured language's, Chinese when unset)."""
+        return self.titles_in(self.language or "zh")
+
+    def titles_in(self, language: str) -> dict[str, str]:
+        """Section id -> title for a file in ``language``, configured titles first."""
+        return {**section_titles(language), **self.custom_titles}
 
     def read(self) -> MemoryDoc:
         """Parse the file; a missing file is empty.
@@ -204,7 +188,9 @@ class MemoryFile:
             elif line.startswith("#"):
                 if titled:
                     warn.append(f"line {number}: missing '§' before this title")
-                current, titled = self._title(line.lstrip("#").strip(), number, warn), True
+                title = line.lstrip("#").strip()
+                doc.language = doc.language or self._title_language.get(normalize(title))
+                current, titled = self._title(title, number, warn, doc), True
             else:
                 if current is None:
                     warn.append(f"line {number}: entry outside any section; read into facts")
@@ -212,19 +198,21 @@ class MemoryFile:
         doc.warnings = warn
         return doc
 
-    def _title(self, title: str, number: int, warn: list[str]) -> str:
+    def _title(self, title: str, number: int, warn: list[str], doc: MemoryDoc) -> str:
         sid = self._aliases.get(normalize(title))
         if sid is None:
             warn.append(f"line {number}: unknown section title '{title}'; read into facts")
             return "facts"
-        if title != self.titles[sid]:
-            warn.append(f"line {number}: title '{title}' read as {sid} ('{self.titles[sid]}')")
+        expected = self.titles_in(self.language or doc.language or "zh")[sid]
+        if title != expected:
+            warn.append(f"line {number}: title '{title}' read as {sid} ('{expected}')")
         return sid
 
     def render(self, doc: MemoryDoc) -> str:
         """The file text for ``doc``: every section with its title, even when empty."""
+        titles = self.titles_in(self.language or doc.language or "zh")
         blocks = [
-            "\n".join([f"# {self.titles[sid]}", *doc.sections.get(sid, [])]) for sid in SECTION_IDS
+            "\n".join([f"# {titles[sid]}", *doc.sections.get(sid, [])]) for sid in SECTION_IDS
         ]
         return f"\n{SEPARATOR}\n".join(blocks) + "\n"
 
@@ -236,7 +224,9 @@ class MemoryFile:
         """Add ``entry``, or let it replace the entry it corrects or rewords.
 
         It replaces an entry that gives the same attribute (``key: value`` with the same key,
-        see :mod:`~framework.memory.fact_rules`), or a near-duplicate (similarity >=
+        see :mod:`~framework.memory.fact_rules`), an entry it updates (a "Correction:", "moved
+        to", "pushed back" about the same subject: :func:`~framework.memory.fact_rules.updates`),
+        or a near-duplicate (similarity >=
         ``threshold``) naming the same numbers, ids and names. Anything else is another fact
         and is added; the entries it resembles are returned in ``similar``. A replaced value
         is kept in ``facts.json`` as superseded. ``source``: where it came from (a session).
@@ -248,6 +238,9 @@ class MemoryFile:
                 return MemoryChange("unchanged", sid, new, new)
             scored = [(self.similarity(old, new), i) for i, old in enumerate(entries)]
             keyed = [i for i, old in enumerate(entries) if same_attribute(old, new)]
+            # An update of a fact ("Correction: …", "… was pushed back to …"): the newest one
+            # it updates, so MEMORY.md shows the current value only.
+            keyed += [i for i in reversed(range(len(entries))) if updates(entries[i], new)]
             near = [
                 (score, i)
                 for score, i in scored
@@ -345,15 +338,23 @@ class MemoryFile:
                 doc = self.read()
                 if doc.write_refusal is not None:
                     raise doc.write_refusal
-                before = {s: list(entries) for s, entries in doc.sections.items()}
+                before = MemoryDoc(
+                    {s: list(entries) for s, entries in doc.sections.items()},
+                    language=doc.language,
+                )
                 change = apply(doc.sections[sid])
+                if doc.language is None and not any(before.sections.values()):
+                    # A new file speaks its first entry's language (its titles follow).
+                    doc.language = "en" if is_english(change.new or "") else "zh"
                 if change.action != "unchanged":
-                    old_text, new_text = self.render(MemoryDoc(before)), self.render(doc)
+                    old_text, new_text = self.render(before), self.render(doc)
                     # A change that does not grow the file is allowed even over the cap, so an
                     # over-full (hand-edited) file can always be trimmed back under it.
                     if len(new_text) > self.cap and len(new_text) > len(old_text):
                         raise MemoryCapExceeded(
-                            cap_message(self.cap, before, old_text, new_text, change, self.render)
+                            cap_message(
+                                self.cap, before.sections, old_text, new_text, change, self.render
+                            )
                         )
                     self._write(new_text)
                 self._record(doc, change, source)

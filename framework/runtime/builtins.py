@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from framework.memory.memory_tool import memory_tool, remember_stated
+from framework.memory.memory_tool import memory_tool, people_said, remember_stated
 from framework.runtime.auto_extraction import extract_at_session_end, extract_when_done
 from framework.runtime.consolidate import consolidator_for
 from framework.runtime.extensions import Extensions
@@ -76,7 +76,9 @@ def _list_files(scope: ToolScope) -> Tool:
 
 
 def _memory(scope: ToolScope) -> Tool:
-    return memory_tool(scope.memory.memory(scope.employee, scope.user), source=str(scope.session))
+    memory = scope.memory.memory(scope.employee, scope.user)
+    heard = people_said(scope.log) if scope.log is not None else None
+    return memory_tool(memory, source=str(scope.session), heard=heard)
 
 
 async def feedback_after_close(call: HookCall) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from framework.memory.store import MemoryStore
+from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import SessionKey
 from framework.sessions.workspace import Workspace
 from framework.specs.employee import EmployeeCard
@@ -31,6 +32,8 @@ class ToolScope:
     claims: dict[str, str] | None = None
     """In a parallel step: workspace paths already written by a lane of this step, with the
     employee who wrote them (shared by the step's lanes; None outside parallel steps)."""
+    log: JsonlLog | None = None
+    """The session's log: what people said, which the memory tool judges entries against."""
 
 
 ToolBuilder = Callable[[ToolScope], Tool]

@@ -125,7 +125,9 @@ class _Turn:
         deps = self.deps
         # The person being served: the memory tool writes what it learns about them.
         user = remembered.users[0] if remembered.users else deps.plan.humans[0]
-        scope = ToolScope(deps.key, self.employee, user, deps.workspace, deps.memory, self.claims)
+        scope = ToolScope(
+            deps.key, self.employee, user, deps.workspace, deps.memory, self.claims, log=deps.log
+        )
         tools = deps.tools.build(scope)
         model = deps.models.chat[self.employee]
         runnable = model.bind_tools([t.schema() for t in tools.values()]) if tools else model
@@ -279,6 +281,8 @@ class _Turn:
         shown = model_view(content, f"{self.prefix}-{self.seq:02d}", self.deps.workspace)
         self.previous_output = result.output
         self.emit(EventKind.TOOL_RESULT, content)
+        if result.fallback:
+            self.fallback(**result.fallback)
         return ToolMessage(
             content=shown, tool_call_id=call_id, status="success" if result.ok else "error"
         )

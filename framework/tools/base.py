@@ -22,6 +22,9 @@ class ToolResult:
 
     ok: bool
     output: str
+    fallback: dict[str, str] | None = None
+    """What the tool did instead of what was asked, for people (``what``, ``used``,
+    ``reason``): the turn records it as a ``fallback`` event, so a refusal is seen."""
 
 
 @functools.cache

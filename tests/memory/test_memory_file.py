@@ -88,9 +88,10 @@ def test_round_trip_with_english_titles(tmp_path: Path) -> None:
 def test_other_language_titles_are_recognised_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "MEMORY.md"
     path.write_text(ENGLISH, encoding="utf-8")
-    doc = MemoryFile(path).read()  # configured for Chinese titles
+    doc = MemoryFile(path, language="zh").read()  # configured for Chinese titles
     assert doc.sections["preferences"] == ["prefers short answers"]
     assert "line 1: title 'User identity' read as identity ('用户身份')" in doc.warnings
+    assert MemoryFile(path).read().warnings == [], "unconfigured, a file keeps its own titles"
 
 
 def test_add_of_same_key_replaces_in_chinese(tmp_path: Path) -> None:
@@ -114,16 +115,26 @@ def test_add_of_near_duplicate_replaces_in_english(tmp_path: Path) -> None:
 def test_add_exact_duplicate_is_unchanged_and_distinct_entries_stack(tmp_path: Path) -> None:
     memory = MemoryFile(tmp_path / "MEMORY.md")
     memory.add("facts", "周五 15:00 与设计团队评审")
-    assert memory.add("facts", "  周五 15:00\n与设计团队评审 ").action == "unchanged"
+    assert memory.add("facts", "  周五 15:00 与设计团队评审 ").action == "unchanged"
     assert memory.add("facts", "prefers long answers").action == "added"
     assert memory.add("facts", "下周一发布 v2").action == "added"
     assert len(memory.read().sections["facts"]) == 3
 
 
-def test_entries_are_single_lines_and_empty_ones_are_refused(tmp_path: Path) -> None:
+def test_an_entry_reads_back_exactly_or_is_refused_with_the_reason(tmp_path: Path) -> None:
     memory = MemoryFile(tmp_path / "MEMORY.md")
-    assert memory.add("identity", "团队:\nAI 平台\r\n").new == "团队: AI 平台"
-    assert memory.add("facts", "# not a title").new == "not a title"
+    for entry in ["团队:  AI 平台", "-> keep  two spaces", "§5 of the contract applies"]:
+        assert memory.add("facts", entry).new == entry
+    assert memory.read().sections["facts"] == [
+        "团队:  AI 平台", "-> keep  two spaces", "§5 of the contract applies",
+    ]  # fmt: skip
+    before = memory.path.read_bytes()
+    with pytest.raises(InputError, match="one line") as broken:
+        memory.add("identity", "团队:\nAI 平台\r\n")
+    assert "one add per line" in str(broken.value)
+    with pytest.raises(InputError, match="section title"):
+        memory.add("facts", "# not a title")
+    assert memory.path.read_bytes() == before, "nothing changed silently"
     with pytest.raises(InputError, match="non-empty"):
         memory.add("facts", "  \n ")
     with pytest.raises(InputError, match="identity, project, preferences, facts"):

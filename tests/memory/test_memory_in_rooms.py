@@ -98,7 +98,8 @@ async def test_consolidation_with_a_model_uses_its_json_and_falls_back(settings:
     settings = settings.model_copy(update={"consolidate_in_background": False})
     async with await Staffroom.open(settings=settings, model_factory=scripted_for(model)) as staff:
         dm = await staff.dm("pm", "alice")
-        for i in range(25):
+        await drain(dm.post("我们的项目是部署平台", author="alice"))  # the fact, said
+        for i in range(1, 25):
             await drain(dm.post(f"消息 {i}", author="alice"))
         report = await dm.consolidate(force=True)
         assert report.batches == 4  # 50 messages, the newest 10 kept raw, 10 a batch
@@ -124,7 +125,8 @@ async def test_memory_write_over_the_cap_is_refused_back_to_the_model(settings: 
     model = ScriptedChatModel(replies=[call, "记不下，我先合并。"])
     async with await Staffroom.open(settings=settings, model_factory=scripted_for(model)) as staff:
         dm = await staff.dm("pm", "alice")
-        events = await drain(dm.post("记住这个", author="alice"))
+        # alice says it herself: the gate lets it through, the cap does not.
+        events = await drain(dm.post(f"记住这个：{long_entry}", author="alice"))
     result = next(e for e in events if e.kind == EventKind.TOOL_RESULT)
     assert result.content["ok"] is False
     assert "4,000" in result.content["output"] and "one-line summary" in result.content["output"]

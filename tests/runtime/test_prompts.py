@@ -44,7 +44,7 @@ async def test_prompt_holds_persona_announcement_step_and_only_recent_messages(
     assert "message number 19" in str(last_call[-1].content)
     assert all("message number 3" not in str(m.content) for m in last_call[1:])
     # Older turns reach the prompt only as consolidated HISTORY.md lines.
-    assert "## 历史摘要" in system and "alice：message number 0" in system
+    assert "## 历史摘要" in system and "alice: message number 0" in system
 
 
 async def test_card_template_overrides_and_a_broken_one_fails_before_running(
