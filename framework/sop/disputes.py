@@ -97,14 +97,17 @@ def _support(w: Weighed, language: str) -> str:
     return support(len(w.runs), w.users, w.confirmed, language)
 
 
-def settle(accepted: Sequence[Weighed]) -> tuple[list[Weighed], list[Dispute]]:
-    """The accepted claims that stand, and the disputes among them (in the order asked).
+def settle(accepted: Sequence[Weighed]) -> tuple[list[Weighed], list[Dispute], list[Weighed]]:
+    """The accepted claims that stand, the disputes among them (in the order asked), and the
+    additions that won a contest of places (the step goes right before their anchor even if
+    an earlier place already has it).
 
     Additions of one step in several places: the place asked in most runs stands; a tie is
     a placement dispute and none stands. Order requests in a circle: none of them stands.
     """
     standing: list[Weighed] = []
     disputes: list[Dispute] = []
+    placed: list[Weighed] = []
     adds: dict[str, list[Weighed]] = {}
     for w in accepted:
         if w.claim.kind == "add":
@@ -116,6 +119,7 @@ def settle(accepted: Sequence[Weighed]) -> tuple[list[Weighed], list[Dispute]]:
         rivals = sorted(rivals, key=lambda w: (-len(w.runs), w.first))
         if len(rivals[0].runs) > len(rivals[1].runs):
             standing.append(rivals[0])
+            placed.append(rivals[0])
             continue
         tied = tuple(sorted((w for w in rivals if len(w.runs) == len(rivals[0].runs)),
                             key=lambda w: w.first))  # fmt: skip
@@ -128,7 +132,7 @@ def settle(accepted: Sequence[Weighed]) -> tuple[list[Weighed], list[Dispute]]:
     standing += [w for w in accepted if w.claim.kind not in ("add",) and id(w) not in circled]
     standing.sort(key=lambda w: w.first)
     disputes.sort(key=lambda d: min(w.first for w in d.claims))
-    return standing, disputes
+    return standing, disputes, placed
 
 
 def _circles(orders: Sequence[Weighed]) -> list[frozenset[str]]:
@@ -159,6 +163,18 @@ def _circles(orders: Sequence[Weighed]) -> list[frozenset[str]]:
     return groups
 
 
+def place(work: list[str], subject: str, anchor: str) -> tuple[int, int] | None:
+    """The move (from, to) that puts ``subject`` right before ``anchor`` (``""``: at the end)
+    in ``work`` (which is updated); None when it is there already or not in ``work``."""
+    if subject not in work or (anchor and anchor not in work):
+        return None
+    m = work.index(subject)
+    work.pop(m)
+    to = work.index(anchor) if anchor else len(work)
+    work.insert(to, subject)
+    return None if to == m else (m, to)
+
+
 def restore_moves(work: list[str], dispute: Dispute) -> list[tuple[int, int]]:
     """Moves (from, to) that put a circle's steps back in the baseline's order, in the places
     they hold in ``work`` (which is updated); other steps keep their places."""
@@ -178,4 +194,4 @@ def restore_moves(work: list[str], dispute: Dispute) -> list[tuple[int, int]]:
     return moves
 
 
-__all__ = ["Dispute", "restore_moves", "settle"]
+__all__ = ["Dispute", "place", "restore_moves", "settle"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from framework.phrases import Phrase
 from framework.sop.claims import Weighed, step_key, support, weigh
-from framework.sop.disputes import restore_moves, settle
+from framework.sop.disputes import place, restore_moves, settle
 from framework.sop.edits import EditOp, describe
 from framework.sop.model import Correction, Outcome, SopVersion, Step
 
@@ -146,7 +146,7 @@ class _Planner:
                 accepted.append(w)
                 disputed = disputed or verdict == "restore"
         accepted.sort(key=lambda w: w.first)  # moves apply in the order asked
-        accepted, disputes = settle(accepted)
+        accepted, disputes, placed = settle(accepted)
         self.conflicts += [d.text(self.language) for d in disputes]
         # A step reworded since a request named it is the same step under its new text.
         reworded = {
@@ -176,6 +176,10 @@ class _Planner:
         for w in accepted:
             if w.claim.kind == "order":
                 ops += self._move(work, renamed, w)
+        for w in placed:  # the place most runs asked for, where an earlier place has it
+            anchor = renamed.get(w.claim.anchor, w.claim.anchor)
+            if (moved := place(work, w.claim.subject, anchor)) is not None:
+                ops.append(EditOp("move", moved[0], to=moved[1], reason=self._reason(w)))
         for w in accepted:
             if w.claim.kind == "add" and w.claim.step is not None:
                 ops += self._add(work, renamed, removes, w)
