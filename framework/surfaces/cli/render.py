@@ -163,17 +163,17 @@ def _name_cut(value: object, limit: int) -> str:
     return text[:limit]
 
 
-ON_TRIAL = Phrase(en="{sop}, on trial beside {best}", zh="{sop}，与 {best} 对比试用中")
+ON_TRIAL = Phrase(en="{sop} (on trial beside {best})", zh="{sop}（试用中，对照 {best}）")
 BESIDE_TRIAL = Phrase(
-    en="{sop}, the best; {trial} is on trial in other rooms",
-    zh="{sop}，当前最佳；{trial} 在其他房间试用中",
+    en="{sop} (the best; {trial} on trial elsewhere)", zh="{sop}（最佳；{trial} 另在试用）"
 )
 NO_SOP = Phrase(en="no SOP", zh="无 SOP")
 
 
 def _sop_label(event: Event, c: dict[str, Any]) -> str:
     """The version the room runs and whether it is on trial (entry meta ``sop_trial``)."""
-    language = language_of(str(c.get("announcement", "")), "en")
+    text = str(c.get("announcement") or "")
+    language = language_of(text) if text.strip() else "en"  # the room's language
     sop = event.meta.get("sop")
     if not sop:
         return NO_SOP(language)
