@@ -39,6 +39,12 @@ APPROVE_AGAIN = Phrase(
     en="approved {old} before: {people}; approve {new} again",
     zh="之前批准了 {old}：{people}；请重新批准 {new}",
 )
+ALSO_RETIRED = Phrase(
+    en="superseded by draft {new}, as an SOP has one open draft (compare: staffroom sop diff "
+    "{sop_id} {old} {number})",
+    zh="被草稿 {new} 取代：一个 SOP 只保留一个未发布的草稿（对比：staffroom sop diff {sop_id} "
+    "{old} {number}）",
+)
 WITHDRAWN_WHY = Phrase(
     en="withdrawn: the runs now ask for the steps of {ref}",
     zh="撤回：运行现在要求 {ref} 的步骤",
@@ -166,6 +172,13 @@ async def _new_draft(
     )
     stored = await store.add_version(made)
     notes: list[str] = []
+    # Drafts from before the one-draft rule, or extracted beside the open one, retire too.
+    keep = {version, current.version, draft.version if draft else version}
+    for older in await store.versions(sop_id):
+        if older.status is Status.DRAFT and older.version not in keep:
+            why = ALSO_RETIRED(language, new=stored.ref, sop_id=sop_id,
+                               old=older.version, number=version)  # fmt: skip
+            await store.deprecate(sop_id, older.version, why, by=SUPERSEDED)
     if draft is not None:
         why = SUPERSEDED_WHY(language, new=stored.ref)
         await store.deprecate(sop_id, draft.version, why, by=SUPERSEDED)

@@ -281,3 +281,24 @@ async def test_a_models_edit_gets_the_counted_reason_not_its_own(settings: Setti
     assert draft.change_log[-1].by.startswith("model:")  # type: ignore[union-attr]
     assert draft.change_log[-1].why == "move step 3 -> 2: 1 次运行，author 提出：先定配图"
     assert "2 of 3" not in draft.change_log[-1].why
+
+
+async def test_drafts_from_before_the_rule_are_retired_too(tmp_path: Path) -> None:
+    service = SopService(await SopStore.open(tmp_path / "sops.sqlite"))
+    try:
+        store = service.store
+        await store.add_version(V1)
+        # Two drafts side by side, as extraction or older code left them.
+        await store.add_version(version(2, (TOPIC, DRAFT, PUBLISH), Status.DRAFT))
+        await store.add_version(version(3, (TOPIC, REVIEW, PUBLISH), Status.DRAFT))
+        add = Correction("missing", "", speaker="reviewer", do="合规自检", by="bob")
+        await store.record_outcome(run(add, user="bob"))
+        revision = await service.revise(V1)
+        assert revision is not None and revision.version.ref == "article@4"
+        assert revision.supersedes == "article@3"  # the newest is built on
+        drafts = [v.ref for v in await store.versions(V1.sop_id) if v.status == Status.DRAFT]
+        assert drafts == ["article@4"]
+        v2 = await store.get(V1.sop_id, 2)
+        assert "staffroom sop diff article 2 4" in v2.change_log[-1].why
+    finally:
+        await service.close()
