@@ -3,10 +3,15 @@ version re-selects it. Through the public API, on the offline simulator."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import AsyncIterator
 
+from rich.console import Console
+
 from framework import Event, EventKind, Room, Staffroom
+from framework.sessions.events import make_event
 from framework.specs.scenario import Scenario
+from framework.surfaces.cli.render import render_event
 
 CORRECTION = "纠正: order 3 before 2 先定配图再写正文\n评分: 2/5"
 
@@ -103,3 +108,13 @@ async def test_a_rolled_back_version_is_not_proposed_again(staff: Staffroom) -> 
     noted = next(e for e in events if e.kind == EventKind.REVISION)
     assert "不再提出：运行要求的是 tech-article@2 的步骤" in noted.content["conflicts"][-1]
     assert [v.version for v in await staff.sops.store.versions("tech-article")] == [1, 2]
+
+
+def test_the_transcript_shows_why_late_feedback_did_not_count() -> None:
+    notice = "mallory: your feedback on tech-article@1 does not count: only the people who …"
+    content = {"sop": "tech-article@1", "late": True, "counted": False, "notice": notice}
+    out = io.StringIO()
+    render_event(
+        Console(file=out, width=200), make_event("room:x", EventKind.FEEDBACK, "system", content)
+    )
+    assert out.getvalue().strip() == f"◆ {notice}"
