@@ -86,7 +86,7 @@ def _report(
         "sop": revision.version.ref,
         "status": str(revision.version.status),
         "why": revision.version.change_log[-1].why if revision.version.change_log else "",
-        "edits": [describe(op) for op in revision.ops],
+        "edits": [describe(op, room_language(deps)) for op in revision.ops],
         "reviewers": list(deps.plan.settings.sop_reviewers),
         "conflicts": revision.conflicts,
         "reselected": revision.reselected,

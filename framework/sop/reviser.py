@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from framework.phrases import Phrase
+from framework.phrases import Phrase, language_or_default
 from framework.sop.claims import Weighed, step_key, support, weigh
 from framework.sop.disputes import place, restore_moves, settle
 from framework.sop.edits import EditOp, describe
@@ -274,7 +274,8 @@ def revision_reason(ops: Sequence[EditOp], language: str = "en") -> str:
     """One change_log line for a proposal: every op described, ``; ``-separated."""
     if not ops:
         return NO_CHANGE(language)
-    return "; ".join(describe(op) for op in ops).replace("\n", " ")
+    joiner = "；" if language_or_default(language) == "zh" else "; "
+    return joiner.join(describe(op, language) for op in ops).replace("\n", " ")
 
 
 _QUOTED = r"[\"“「『](?P<do>[^\"”」』]+)[\"”」』]"

@@ -279,7 +279,8 @@ async def test_a_model_cannot_remove_a_step_nobody_asked_to_remove(settings: Set
 async def test_a_models_edit_gets_the_counted_reason_not_its_own(settings: Settings) -> None:
     draft, _, _ = await model_revises(settings, edits(MOVE))
     assert draft.change_log[-1].by.startswith("model:")  # type: ignore[union-attr]
-    assert draft.change_log[-1].why == "move step 3 -> 2: 1 次运行，author 提出：先定配图"
+    # In the room's language, all of it.
+    assert draft.change_log[-1].why == "第 3 步移到第 2 步：1 次运行，author 提出：先定配图"
     assert "2 of 3" not in draft.change_log[-1].why
 
 
