@@ -11,6 +11,7 @@ from dataclasses import replace as dc_replace
 from datetime import UTC, datetime
 from typing import Any
 
+from framework.language import language_of
 from framework.models.simulator import SimulatedChatModel
 from framework.runtime.deps import RoomDeps
 from framework.runtime.sink import EventSink
@@ -19,6 +20,7 @@ from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
 from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
+from framework.sop.late import refusal
 from framework.sop.model import Outcome
 from framework.sop.model_reviser import Proposal, Reviser, model_reviser, recorded, rule_reviser
 from framework.sop.outcomes import (
@@ -28,8 +30,8 @@ from framework.sop.outcomes import (
     run_outcome,
     stated_score,
 )
+from framework.sop.proposals import Revision
 from framework.sop.ref import SopRef
-from framework.sop.service import Revision
 from framework.sop.trials import TrialPolicy
 
 
@@ -77,17 +79,19 @@ def _report(
     if not revision.ops:  # nothing to change, but requests the rules left for reviewers
         if not revision.conflicts:
             return
-        content = {"sop": sop_ref, "conflicts": revision.conflicts}
+        content = {"sop": sop_ref, "conflicts": revision.conflicts, "notes": revision.notes}
         sink.emit(EventKind.REVISION, "system", content, id=f"{prefix}-conflicts", meta=meta)
         return
     proposed = {
         "sop": revision.version.ref,
         "status": str(revision.version.status),
         "why": revision.version.change_log[-1].why if revision.version.change_log else "",
-        "edits": [describe(op) for op in revision.ops],
+        "edits": [describe(op, room_language(deps)) for op in revision.ops],
         "reviewers": list(deps.plan.settings.sop_reviewers),
         "conflicts": revision.conflicts,
         "reselected": revision.reselected,
+        "supersedes": revision.supersedes,  # the open draft it retired, if any
+        "notes": revision.notes,  # what became of that draft and its approvals
     }
     sink.emit(EventKind.REVISION, "system", proposed, id=f"{prefix}-revision", meta=meta)
 
@@ -106,8 +110,14 @@ async def _record(
         reviser=_reviser(deps, proposals),
         threshold=settings.sop_revision_threshold,
         amend=amend,
+        language=room_language(deps),
     )
     _report(deps, sink, proposals, revision, prefix=prefix, sop_ref=outcome.sop_ref, run=run)
+
+
+def room_language(deps: RoomDeps) -> str:
+    """The language the room's SOP texts (reasons, conflicts, notices) are written in."""
+    return language_of(deps.plan.scenario.announcement.text)
 
 
 async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], reason: str) -> None:
@@ -174,9 +184,25 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
         return  # closed before late feedback existed: its outcome cannot be found
     settings = deps.plan.settings
     people = set(content.get("people") or deps.plan.humans)
-    if str(message.get("author")) not in people:
-        return
-    if not within_window(done.ts, settings.sop_feedback_window):
+    author = str(message.get("author"))
+    in_window = within_window(done.ts, settings.sop_feedback_window)
+    if author not in people or not in_window:
+        # Not counted: say so to a person whose message was feedback (sop/late.py).
+        notice = refusal(
+            person=author,
+            text=str(message.get("content") or ""),
+            later=events[closed + 1 :],
+            people=sorted(people),
+            in_window=in_window,
+            window=settings.sop_feedback_window,
+            sop_ref=str(content.get("sop")),
+            default_language=room_language(deps),
+        )
+        notice_id = f"{epoch}-late-{message.get('id')}-notice"
+        if notice is not None and not deps.log.has(notice_id):
+            counted = {"sop": content.get("sop"), "late": True, "counted": False}
+            body = {**counted, "by": author, "notice": notice, "run": done.id}
+            sink.emit(EventKind.FEEDBACK, "system", body, id=notice_id, meta={"sop": body["sop"]})
         return
     late = [e for e in events[closed + 1 :] if _from(e, people)]
     said = run_corrections(late)

@@ -34,6 +34,7 @@ from framework.runtime.state import (
 )
 from framework.runtime.turn import run_turn
 from framework.sessions.events import EventKind, new_event_id
+from framework.sop.trials import runs_trial
 from framework.specs.project import source_in_project
 
 RoomGraph = CompiledStateGraph[RoomState, RoomDeps, RoomState, RoomState]
@@ -77,6 +78,7 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
     # The steps taken at entry go in the log too: a room whose checkpoint is lost is
     # rebuilt from its log (runtime/recovery.py), on the version it entered on.
     meta = {"entry": True, "epoch": epoch, "sop": plan.sop_ref, "steps": steps}
+    meta["sop_trial"] = runs_trial(plan.sop_trials, plan.sop_ref)  # the viewer and CLI say so
     first_entry = not deps.log.has(f"{epoch}-entry")
     _sink(runtime).emit(EventKind.PLAN, "system", content, id=f"{epoch}-entry", meta=meta)
     if first_entry and plan.sop_ref:

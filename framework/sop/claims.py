@@ -27,9 +27,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from framework.phrases import Phrase
 from framework.sop.model import Correction, Outcome, Step
 
-__all__ = ["Claim", "Weighed", "norm", "resolve", "step_key", "step_label", "weigh"]
+__all__ = [
+    "Claim",
+    "Weighed",
+    "norm",
+    "resolve",
+    "step_key",
+    "step_label",
+    "support",
+    "weigh",
+]
+
+THE_END = Phrase(en="the end", zh="末尾")
+ORDER = Phrase(en="{subject} before {anchor}", zh="{subject} 在 {anchor} 之前")
+ADD = Phrase(en="add {subject} before {anchor}", zh="在 {anchor} 之前加 {subject}")
+DROP = Phrase(en="remove {subject}", zh="去掉 {subject}")
+REWORD = Phrase(en="reword {subject} as {new}", zh="把 {subject} 改为 {new}")
+ONE_RUN = Phrase(en="1 run", zh="1 次运行")
+RUNS = Phrase(en="{n} runs", zh="{n} 次运行")
+ASKED_BY = Phrase(en="asked by {people}", zh="{people} 提出")
+CONFIRMED_BY = Phrase(en="confirmed by {people}", zh="{people} 确认")
+SUPPORT = Phrase(en="{runs}, {who}", zh="{runs}，{who}")
+AND = Phrase(en=", ", zh="，")
 
 ClaimKind = Literal["order", "add", "drop", "edit"]
 
@@ -44,10 +66,10 @@ def step_key(step: Step) -> str:
     return f"{'/'.join(step.speakers)}|{norm(step.do)}"
 
 
-def step_label(key: str) -> str:
+def step_label(key: str, language: str = "en") -> str:
     """A key as people read it: ``pm: 立题与提纲`` (``the end`` for the empty anchor)."""
     who, _, do = key.partition("|")
-    return f"{who}: {do}" if key else "the end"
+    return f"{who}: {do}" if key else THE_END(language)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +113,18 @@ class Claim:
             return {self.kind, other.kind} == {"add", "drop"}
         return other.kind == "edit"
 
-    def describe(self) -> str:
+    def describe(self, language: str = "en") -> str:
         """One line for people: ``pm: 汇总定稿 before reviewer: 合规自检``."""
-        subject = step_label(self.subject)
+        subject = step_label(self.subject, language)
+        anchor = step_label(self.anchor, language)
         if self.kind == "order":
-            return f"{subject} before {step_label(self.anchor)}"
+            return ORDER(language, subject=subject, anchor=anchor)
         if self.kind == "add":
-            return f"add {subject} before {step_label(self.anchor)}"
+            return ADD(language, subject=subject, anchor=anchor)
         if self.kind == "drop":
-            return f"remove {subject}"
-        new = step_label(step_key(self.step)) if self.step is not None else "?"
-        return f"reword {subject} as {new}"
+            return DROP(language, subject=subject)
+        new = step_label(step_key(self.step), language) if self.step is not None else "?"
+        return REWORD(language, subject=subject, new=new)
 
 
 def _by_number(steps: Sequence[Step], n: int | None) -> Step | None:
@@ -169,6 +192,11 @@ class Weighed:
     restores: bool = False
     """Whether doing it gives back what the SOP had before anyone asked this question (the
     version of the first run that asked it): the side a tie falls back to."""
+    confirmed: set[str] = field(default_factory=set)
+    """Of ``users``, those whose say was a free remark they confirmed (not typed)."""
+    baseline: tuple[str, ...] = ()
+    """The step keys of the version the first run that asked this question ran on: the SOP
+    as it was before any dispute about it."""
 
     def verdict(self, threshold: int) -> Literal["accepted", "conflict", "restore", "held", "weak"]:
         """``accepted``: do it; ``conflict``: as many runs ask the opposite (``restore``: and
@@ -195,7 +223,7 @@ def weigh(
     ``steps_of`` maps a version ref to its steps; an outcome of a version not in it is skipped
     (its numbers cannot be read). An outcome with no ref is read against ``current_ref``.
     """
-    asked: list[tuple[int, str, Claim]] = []
+    asked: list[tuple[int, str, Claim, bool]] = []
     for n, outcome in enumerate(outcomes):
         steps = steps_of.get(outcome.sop_ref or current_ref)
         if steps is None:
@@ -203,19 +231,23 @@ def weigh(
         for c in outcome.corrections:
             claim = resolve(c, steps)
             if claim is not None:
-                asked.append((n, c.by or outcome.user, claim))
+                asked.append((n, c.by or outcome.user, claim, c.confirmed))
     table: dict[tuple[str, ...], Weighed] = {}
     baseline: dict[tuple[str, ...], Sequence[Step]] = {}  # question -> steps when first asked
-    for i, (n, who, claim) in enumerate(asked):
+    for i, (n, who, claim, confirmed) in enumerate(asked):
         baseline.setdefault(claim.question, steps_of[outcomes[n].sop_ref or current_ref])
-        if who and any(w == who and _same_say(claim, c) for _, w, c in asked[i + 1 :]):
+        if who and any(w == who and _same_say(claim, c) for _, w, c, _ in asked[i + 1 :]):
             continue  # this person said it again later (even in the same run): that stands
         entry = table.setdefault(claim.identity, Weighed(claim, n))
         entry.runs.add(n)
         if who:
             entry.users.add(who)
+            if confirmed:
+                entry.confirmed.add(who)
     for entry in table.values():
-        entry.restores = _holds(entry.claim, baseline[entry.claim.question])
+        first = baseline[entry.claim.question]
+        entry.baseline = tuple(step_key(s) for s in first)
+        entry.restores = _holds(entry.claim, first)
         for other in table.values():
             if entry.claim.opposes(other.claim):
                 entry.against |= other.runs
@@ -259,3 +291,16 @@ def _relying(
         if not any(d is not None and d.subject == key for d in dropped):
             relying.add(outcome.user)
     return relying
+
+
+def support(runs: int, users: set[str], confirmed: set[str], language: str = "en") -> str:
+    """What happened, counted: ``1 run, confirmed by maria`` / ``2 runs, asked by bob``
+    (``asked`` for corrections typed in the structured form, ``confirmed`` for free remarks
+    their person confirmed; a person who did both is named once, as asking)."""
+    counted = ONE_RUN(language) if runs == 1 else RUNS(language, n=runs)
+    typed = sorted(users - confirmed)
+    said = sorted(confirmed - set(typed))
+    who = [ASKED_BY(language, people=", ".join(typed))] if typed else []
+    if said:
+        who.append(CONFIRMED_BY(language, people=", ".join(said)))
+    return SUPPORT(language, runs=counted, who=AND(language).join(who)) if who else counted

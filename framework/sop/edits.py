@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from framework.errors import StaffroomError
+from framework.phrases import Phrase
 from framework.sop.model import Step
 
 OpKind = Literal["add", "remove", "move", "edit"]
@@ -115,17 +116,25 @@ def _step_text(step: Step) -> str:
     return text
 
 
-def describe(op: EditOp) -> str:
+MOVE = Phrase(en="move step {n} -> {to}", zh="第 {n} 步移到第 {to} 步")
+REMOVE = Phrase(en="remove step {n}", zh="去掉第 {n} 步")
+ADD = Phrase(en="add step {n} ({step})", zh="加第 {n} 步（{step}）")
+EDIT = Phrase(en="edit step {n} ({step})", zh="改写第 {n} 步（{step}）")
+WHY = Phrase(en="{head}: {reason}", zh="{head}：{reason}")
+
+
+def describe(op: EditOp, language: str = "en") -> str:
     """One readable line for an op, 1-based: ``move step 3 -> 1: 用户两次要求先出提纲``."""
     n = op.index + 1
     if op.op == "move":
-        to = "?" if op.to is None else str(op.to + 1)
-        head = f"move step {n} -> {to}"
+        head = MOVE(language, n=n, to="?" if op.to is None else op.to + 1)
     elif op.op in ("add", "edit") and op.step is not None:
-        head = f"{op.op} step {n} ({_step_text(op.step)})"
+        head = (ADD if op.op == "add" else EDIT)(language, n=n, step=_step_text(op.step))
+    elif op.op == "remove":
+        head = REMOVE(language, n=n)
     else:
         head = f"{op.op} step {n}"
-    return f"{head}: {op.reason}" if op.reason else head
+    return WHY(language, head=head, reason=op.reason) if op.reason else head
 
 
 def diff_steps(

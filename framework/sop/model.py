@@ -95,6 +95,10 @@ class Correction:
     """For ``missing``: what the missing step does."""
     before: int | None = None
     """For ``order``/``missing``: the step number it should come before."""
+    confirmed: bool = field(default=False, compare=False)
+    """True when it was read from a person's free remark and that person confirmed it (not
+    typed in the structured form): the reason of an edit says "confirmed by" them. Not part
+    of what the correction asks, so left out of equality."""
 
 
 @dataclass(frozen=True, slots=True)

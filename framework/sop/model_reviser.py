@@ -22,10 +22,12 @@ from pydantic import BaseModel
 
 from framework.models.profile import ModelProfile
 from framework.models.structured import answer_format, ask_structured
+from framework.phrases import Phrase
 from framework.prompts.environment import PromptRenderer
+from framework.sop.claims import resolve, step_key, step_label
 from framework.sop.edits import EditError, EditOp, apply_edits, describe, render_step
 from framework.sop.model import Outcome, SopVersion, Step
-from framework.sop.reviser import plan_revision
+from framework.sop.reviser import RevisionPlan, plan_revision
 
 RULES = "rules"
 RECENT_RUNS = 8
@@ -43,6 +45,9 @@ class Proposal:
     """Why the rules stood in for the model (None when they did not)."""
     conflicts: list[str] = field(default_factory=list)
     """What runs asked but was not done: opposing requests, removals others rely on."""
+    disputed: bool = False
+    """Some ops put steps back as they were before a dispute (see
+    :class:`~framework.sop.reviser.RevisionPlan`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,8 @@ class Evidence:
     outcomes: Sequence[Outcome]
     steps_of: Mapping[str, Sequence[Step]] = field(default_factory=dict)
     threshold: int = 1
+    language: str = "en"
+    """The language reasons and conflicts are written in (the room's)."""
 
 
 Reviser = Callable[[SopVersion, Evidence], Awaitable[Proposal]]
@@ -81,22 +88,100 @@ class EditsAnswer(BaseModel):
     edits: list[EditAnswer]
 
 
-EXAMPLE = EditsAnswer(
-    edits=[EditAnswer(op="move", step=3, to=2, reason="2 of 3 runs asked to do step 3 first")]
+# No edit in the example: a weak model copies an example's edit (and its reason) as it is,
+# and copying this one changes nothing.
+EXAMPLE = EditsAnswer(edits=[])
+
+UNASKED_REMOVAL = Phrase(
+    en="it removes step {n} ({step}), which no run asked to remove: a score alone is no reason "
+    "to remove a step",
+    zh="它删除了第 {n} 步（{step}），但没有任何一次运行要求删除它：仅凭评分不能删除步骤",
+)
+MODEL_OWN = Phrase(
+    en="proposed by the model, not asked in any run: {reason}",
+    zh="由模型提出，没有运行要求过：{reason}",
 )
 
 
-def _plan(current: SopVersion, evidence: Evidence) -> tuple[list[EditOp], list[str]]:
-    plan = plan_revision(
-        current, evidence.outcomes, steps_of=evidence.steps_of, threshold=evidence.threshold
+def _plan(current: SopVersion, evidence: Evidence) -> RevisionPlan:
+    return plan_revision(
+        current,
+        evidence.outcomes,
+        steps_of=evidence.steps_of,
+        threshold=evidence.threshold,
+        language=evidence.language,
     )
-    return plan.ops, plan.conflicts
 
 
 async def rule_reviser(current: SopVersion, evidence: Evidence) -> Proposal:
     """The rule-based reviser (see :func:`framework.sop.reviser.plan_revision`)."""
-    ops, conflicts = _plan(current, evidence)
-    return Proposal(ops, by=RULES, conflicts=conflicts)
+    plan = _plan(current, evidence)
+    return Proposal(plan.ops, by=RULES, conflicts=plan.conflicts, disputed=plan.disputed)
+
+
+def _touched(ops: Sequence[EditOp], steps: tuple[Step, ...]) -> list[tuple[str, str, int]]:
+    """For each op: its kind, the key of the step it concerns, and that step's 1-based number
+    where the op applies (ops applied in order)."""
+    out: list[tuple[str, str, int]] = []
+    current = steps
+    for op in ops:
+        if op.op == "add" and op.step is not None:
+            key = step_key(op.step)
+        else:
+            key = step_key(current[op.index]) if 0 <= op.index < len(current) else ""
+        out.append((op.op, key, op.index + 1))
+        current = apply_edits(current, [op])
+    return out
+
+
+def _credited(
+    ops: list[EditOp], asked: list[EditOp], steps: tuple[Step, ...], language: str
+) -> list[EditOp]:
+    """The model's ops with counted reasons: an op the runs asked for takes the rules' reason
+    (what happened, counted); any other says the model proposed it unasked."""
+    counted = {
+        (kind, key): op.reason
+        for (kind, key, _), op in zip(_touched(asked, steps), asked, strict=True)
+    }
+    return [
+        replace(
+            op,
+            reason=counted.get((kind, key)) or MODEL_OWN(language, reason=op.reason.strip() or "-"),
+        )
+        for (kind, key, _), op in zip(_touched(ops, steps), ops, strict=True)
+    ]
+
+
+def _unasked_removal(
+    ops: list[EditOp], asked: list[EditOp], steps: tuple[Step, ...], language: str
+) -> str | None:
+    wanted = {key for kind, key, _ in _touched(asked, steps) if kind == "remove"}
+    for kind, key, n in _touched(ops, steps):
+        if kind == "remove" and key not in wanted:
+            return UNASKED_REMOVAL(language, n=n, step=step_label(key, language))
+    return None
+
+
+def _runs(evidence: Evidence) -> list[dict[str, object]]:
+    """The latest runs of every version, each correction as the claim it makes about step
+    identities (a run's step numbers are its version's; the prompt numbers another's)."""
+    runs: list[dict[str, object]] = []
+    for o in list(evidence.outcomes)[-RECENT_RUNS:]:
+        steps = evidence.steps_of.get(o.sop_ref, ())
+        said = []
+        for c in o.corrections:
+            claim = resolve(c, steps)
+            what = claim.describe(evidence.language) if claim else f"{c.kind} step={c.step}"
+            said.append(f"{what}: {c.detail}" if c.detail else what)
+        runs.append(
+            {
+                "success": o.success,
+                "score": o.score,
+                "corrections": said,
+                "off_sop_turns": o.off_sop_turns,
+            }
+        )
+    return runs
 
 
 def model_reviser(
@@ -110,27 +195,19 @@ def model_reviser(
     """A reviser that asks ``model`` for edits as JSON (falls back to the rules, visibly)."""
 
     async def revise(current: SopVersion, evidence: Evidence) -> Proposal:
-        # The latest runs only: a version with many outcomes must still fit a small window.
-        runs = [o for o in evidence.outcomes if o.sop_ref == current.ref][-RECENT_RUNS:]
+        # The latest runs only: an SOP with many outcomes must still fit a small window.
         context = {
             "ref": current.ref,
             "goal": current.goal,
             "steps": [render_step(n, s) for n, s in enumerate(current.steps, start=1)],
-            "runs": [
-                {
-                    "success": o.success,
-                    "score": o.score,
-                    "corrections": [f"{c.kind} step={c.step}: {c.detail}" for c in o.corrections],
-                    "off_sop_turns": o.off_sop_turns,
-                }
-                for o in runs
-            ],
+            "runs": _runs(evidence),
             "answer_format": answer_format(EditsAnswer, [EXAMPLE]),
         }
-        prompt = renderer.render("revise_sop.j2", context, language="zh")
+        prompt = renderer.render("revise_sop.j2", context, language=evidence.language)
 
         # What the weighed corrections ask for; conflicts stay for the reviewers either way.
-        asked, conflicts = _plan(current, evidence)
+        plan = _plan(current, evidence)
+        asked = plan.ops
 
         def check(answer: EditsAnswer) -> str | None:
             try:
@@ -141,7 +218,8 @@ def model_reviser(
                 # People asked for changes in the structured form; an empty answer drops them.
                 wanted = "; ".join(describe(op) for op in asked)
                 return f"it proposes no edits, but the runs' corrections ask for: {wanted}"
-            return None
+            # A step goes only when people asked: never from a score (or an example) alone.
+            return _unasked_removal(ops, asked, current.steps, evidence.language)
 
         answer = await ask_structured(
             model,
@@ -153,11 +231,19 @@ def model_reviser(
             retries=retries,
             backoff=backoff,
         )
+        conflicts = plan.conflicts
         if answer.value is not None:
             ops = edit_ops(answer.value, current.steps)
+            ops = _credited(ops, asked, current.steps, evidence.language)
             return Proposal(ops, by=f"model:{profile.label}", conflicts=conflicts)
         reason = answer.fallback_reason or "no answer"
-        return Proposal(asked, by=f"{RULES} ({reason})", fallback=reason, conflicts=conflicts)
+        return Proposal(
+            asked,
+            by=f"{RULES} ({reason})",
+            fallback=reason,
+            conflicts=conflicts,
+            disputed=plan.disputed,
+        )
 
     return revise
 

@@ -159,8 +159,8 @@ def run_corrections(events: Sequence[Event]) -> tuple[Correction, ...]:
         if event.kind == EventKind.MESSAGE:
             parsed = (parse_correction(line) for line in event.text.splitlines())
             said = [replace(c, by=event.author) for c in parsed if c is not None]
-        else:
-            said = confirmed_corrections(event)
+        else:  # a free remark its person confirmed: the reason says "confirmed by"
+            said = [replace(c, confirmed=True) for c in confirmed_corrections(event)]
         for correction in said:
             found.setdefault(correction_key(correction), correction)
     return tuple(found.values())

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from framework.errors import InputError, UnknownNameError
-from framework.sessions.events import utc_now
 from framework.sop import trial_flow
-from framework.sop.edits import EditOp, apply_edits
 from framework.sop.library_io import import_library
-from framework.sop.model import ChangeLogEntry, Outcome, SopVersion, Status
-from framework.sop.model_reviser import Evidence, Proposal, Reviser, rule_reviser
+from framework.sop.model import Outcome, SopVersion
+from framework.sop.model_reviser import Evidence, Reviser, rule_reviser
+from framework.sop.proposals import Revision, propose
 from framework.sop.ref import SopRef
-from framework.sop.reviser import revision_reason
 from framework.sop.scoring import (
     Candidate,
     Choice,
@@ -30,25 +27,16 @@ from framework.sop.scoring import (
     choose_best,
 )
 from framework.sop.store import SopStore
-from framework.sop.trials import Assignment, TrialPolicy, Verdict
+from framework.sop.trials import (
+    Assignment,
+    ScenarioTrials,
+    TrialPolicy,
+    Verdict,
+    publish_lines,
+)
 from framework.specs.limits import MAX_TEXT_CHARS
 from framework.specs.scenario import ScenarioSettings
 from framework.specs.sop_card import render_steps
-
-
-@dataclass(frozen=True, slots=True)
-class Revision:
-    """A version proposed from outcomes."""
-
-    version: SopVersion
-    ops: list[EditOp]
-    published: bool
-    by: str = "rules"
-    """Who proposed the edits (the change log's ``by``): ``model:<label>`` or ``rules ...``."""
-    conflicts: list[str] = field(default_factory=list)
-    """What the runs asked that was left for reviewers (see :mod:`framework.sop.claims`)."""
-    reselected: bool = False
-    """The edits lead to an existing version, ``version``, which is chosen again."""
 
 
 class SopService:
@@ -158,6 +146,25 @@ class SopService:
             sop_id, version, required_reviewers=required, need_approval=True, by=by
         )
 
+    async def who_runs(
+        self, version: SopVersion, scenarios: Sequence[ScenarioTrials], language: str = "en"
+    ) -> list[str]:
+        """What ``sop publish`` says about the just-published ``version``: whether it starts a
+        trial, and for which share of the new rooms of each scenario in ``scenarios`` (their
+        trial settings) until when (:func:`~framework.sop.trials.publish_lines`)."""
+        trial = await trial_flow.open_trial(self.store, version.sop_id)
+        winner = (await self.choose(version.sop_id)).winner
+        by_score = (await self.choose(version.sop_id, trials=False)).winner
+        return publish_lines(
+            version.ref,
+            version.sop_id,
+            trial,
+            winner.version.ref if winner else None,
+            {0.0: by_score.version.ref if by_score else None},
+            scenarios or [ScenarioTrials(None, TrialPolicy())],
+            language,
+        )
+
     async def judge_trials(self, sop_id: str, policy: TrialPolicy | None = None) -> Verdict | None:
         """Judge ``sop_id``'s open trial once both sides ran ``policy.runs`` times since it
         began: roll the trial version back, or make it the best (see :mod:`.trial_flow`)."""
@@ -214,13 +221,14 @@ class SopService:
         reviser: Reviser = rule_reviser,
         threshold: int = 1,
         amend: bool = False,
+        language: str = "en",
     ) -> Revision | None:
         """Store a run's outcome against its version and, with ``feedback``, propose the next
         (see :meth:`revise`). With ``amend`` the stored outcome of the same run (ref, session
         and ``at``) is replaced: feedback that came after the run closed."""
         await self.store.record_outcome(outcome, amend=amend)
         return await self._after_outcome(
-            outcome, feedback, auto_publish, reviewers, reviser, threshold
+            outcome, feedback, auto_publish, reviewers, reviser, threshold, language
         )
 
     async def _after_outcome(
@@ -231,6 +239,7 @@ class SopService:
         reviewers: Sequence[str],
         reviser: Reviser,
         threshold: int,
+        language: str,
     ) -> Revision | None:
         ref = SopRef.parse(outcome.sop_ref, field="sop_ref", require_version=True)
         await self.sink(ref.sop_id)
@@ -244,22 +253,26 @@ class SopService:
             reviewers=reviewers,
             reviser=reviser,
             threshold=threshold,
+            language=language,
         )
 
-    async def evidence(self, sop_id: str, *, threshold: int = 1) -> Evidence:
+    async def evidence(self, sop_id: str, *, threshold: int = 1, language: str = "en") -> Evidence:
         """Every run of ``sop_id`` (oldest first) with the steps each version had."""
         versions = await self.store.versions(sop_id)
         outcomes = [o for v in versions for o in await self.store.outcomes(v.ref)]
         outcomes.sort(key=lambda o: o.at)
         steps_of = {v.ref: v.steps for v in versions}
-        return Evidence(outcomes, steps_of, threshold)
+        return Evidence(outcomes, steps_of, threshold, language)
 
-    async def conflicts(self, sop_id: str, *, threshold: int = 1) -> list[str]:
+    async def conflicts(
+        self, sop_id: str, *, threshold: int = 1, language: str = "en"
+    ) -> list[str]:
         """What the runs of ``sop_id`` ask that the rules leave for reviewers, read against its
-        best version: opposing requests with equal support, removals others rely on."""
+        best version: opposing requests with equal support, removals others rely on, one step
+        added in two places, order requests in a circle."""
         best = await self.best(sop_id)
-        proposal = await rule_reviser(best, await self.evidence(sop_id, threshold=threshold))
-        return proposal.conflicts
+        evidence = await self.evidence(sop_id, threshold=threshold, language=language)
+        return (await rule_reviser(best, evidence)).conflicts
 
     async def revise(
         self,
@@ -270,90 +283,29 @@ class SopService:
         reviewers: Sequence[str] = (),
         reviser: Reviser = rule_reviser,
         threshold: int = 1,
+        language: str = "en",
     ) -> Revision | None:
         """Propose the version after ``current`` from what every run of the SOP asks for.
 
         Corrections are weighed over all versions' runs (``threshold`` runs must ask, more
-        than ask the opposite; :mod:`framework.sop.claims`). The proposal is a draft awaiting
-        ``reviewers``, or is published at once when ``auto_publish`` (the scenario's policy)
-        says so. A proposal whose steps equal an existing version's *re-selects* that version
-        (published again if it is a draft and ``auto_publish``; recorded as replacing
-        ``current``) instead of vanishing. The change log's ``by`` says who proposed the edits
-        (``model:<label>``, or ``rules`` and why the model's edits were not used). Conflicts
-        come back on the revision even when nothing changes.
+        than ask the opposite; :mod:`framework.sop.claims`). The proposal builds on the open
+        draft if there is one and retires it (:mod:`framework.sop.proposals`: at most one
+        open draft per SOP); it is a draft awaiting ``reviewers``, or is published at once
+        when ``auto_publish`` (the scenario's policy) says so. A proposal whose steps equal an
+        existing version's *re-selects* that version. The change log's ``by`` says who
+        proposed the edits (``model:<label>``, or ``rules`` and why the model's edits were
+        not used). Conflicts come back on the revision even when nothing changes; reasons and
+        conflicts are written in ``language``.
         """
-        sop_id = current.sop_id
-        evidence = await self.evidence(sop_id, threshold=threshold)
-        proposal = await reviser(current, evidence)
-        ops = proposal.ops
-        if not ops:
-            if proposal.conflicts:
-                return Revision(current, [], False, proposal.by, conflicts=proposal.conflicts)
-            return None
-        steps = apply_edits(current.steps, ops)
-        versions = await self.store.versions(sop_id)
-        retired = next(
-            (v for v in versions if v.status == Status.DEPRECATED and v.steps == steps), None
-        )
-        if retired is not None:
-            # A rolled-back or retired version is not brought back by the requests that made it.
-            why = retired.change_log[-1].why if retired.change_log else "deprecated"
-            note = f"not proposed again: the runs ask for the steps of {retired.ref} ({why})"
-            return Revision(current, [], False, proposal.by, conflicts=[*proposal.conflicts, note])
-        existing = [v for v in versions if v.status != Status.DEPRECATED]
-        same = next((v for v in existing if v.steps == steps), None)
-        if same is not None and same.ref == current.ref:
-            return Revision(current, [], False, proposal.by, conflicts=proposal.conflicts)
-        if same is not None:
-            return await self._reselect(current, same, ops, proposal, auto_publish)
-        version = await self.store.next_version(sop_id)
-        entry = ChangeLogEntry(version, revision_reason(ops), by=proposal.by, source=source)
-        draft = replace(
+        evidence = await self.evidence(current.sop_id, threshold=threshold, language=language)
+        return await propose(
+            self.store,
             current,
-            version=version,
-            steps=steps,
-            status=Status.DRAFT,
-            change_log=(*current.change_log, entry),
-            approvals=(),
-            created_at=utc_now(),
-        )
-        stored = await self.store.add_version(draft)
-        if not auto_publish:  # who must approve it before `sop publish` (review.py)
-            await self.store.request_review(sop_id, version, reviewers)
-        if auto_publish:
-            stored = await self.store.publish(sop_id, version)
-            await self.store.record_replacement(current.ref, stored.ref)
-        return Revision(
-            stored, ops, published=auto_publish, by=proposal.by, conflicts=proposal.conflicts
-        )
-
-    async def _reselect(
-        self,
-        current: SopVersion,
-        same: SopVersion,
-        ops: list[EditOp],
-        proposal: Proposal,
-        auto_publish: bool,
-    ) -> Revision:
-        # The runs ask to go back to (or on to) a version that exists: choose it again. With
-        # the auto-publish policy a version whose changes the runs undo (going *back*) is
-        # retired, as scores alone could keep it (both may have one corrected run); going on
-        # to a newer version leaves the older one to the scores and trials. Without the
-        # policy reviewers decide.
-        if auto_publish:
-            if same.status == Status.DRAFT:
-                same = await self.store.publish(same.sop_id, same.version)
-            if current.status == Status.PUBLISHED and same.version < current.version:
-                why = f"the runs ask for the steps of {same.ref} again: {revision_reason(ops)}"
-                await self.store.deprecate(current.sop_id, current.version, why, by="feedback")
-        await self.store.record_replacement(current.ref, same.ref)
-        return Revision(
-            same,
-            ops,
-            published=same.status == Status.PUBLISHED,
-            by=proposal.by,
-            conflicts=proposal.conflicts,
-            reselected=True,
+            evidence,
+            reviser,
+            source=source,
+            auto_publish=auto_publish,
+            reviewers=reviewers,
         )
 
 

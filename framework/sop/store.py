@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, replace
+from typing import Any
 
 import aiosqlite
 
@@ -40,6 +41,14 @@ DEPRECATED_NOTE = "deprecated: "
 _END_OPEN_TRIALS = (
     "UPDATE trials SET ended_at = ?, verdict = ?, reason = ? WHERE sop_id = ? AND ended_at IS NULL"
 )
+
+
+_CORRECTION_FIELDS = frozenset(Correction.__dataclass_fields__)
+
+
+def _correction(row: dict[str, Any]) -> Correction:
+    # A field a newer version added is left out rather than failing the read.
+    return Correction(**{k: v for k, v in row.items() if k in _CORRECTION_FIELDS})
 
 
 class SopStore(StoreBase):
@@ -307,7 +316,10 @@ class SopStore(StoreBase):
         With ``amend`` the stored one is replaced (feedback that came after the run closed)."""
         await self._require_ref(outcome.sop_ref)
         row = {**asdict(outcome), "success": int(outcome.success), "at": outcome.at or now()}
-        row["corrections"] = json.dumps(row["corrections"], ensure_ascii=False)  # asdict: dicts
+        # asdict gives dicts; ``confirmed`` only when set, so older readers of the file can
+        # still build their Correction from the row.
+        said = [{k: v for k, v in c.items() if k != "confirmed" or v} for c in row["corrections"]]
+        row["corrections"] = json.dumps(said, ensure_ascii=False)
         row["failures"] = json.dumps(row["failures"], ensure_ascii=False)
         sql = f"INSERT OR IGNORE INTO outcomes ({', '.join(row)}) VALUES (:{', :'.join(row)})"
         if amend:
@@ -332,7 +344,7 @@ class SopStore(StoreBase):
                 **{
                     **{k: v for k, v in dict(r).items() if k != "id"},
                     "success": bool(r["success"]),
-                    "corrections": tuple(Correction(**c) for c in json.loads(r["corrections"])),
+                    "corrections": tuple(_correction(c) for c in json.loads(r["corrections"])),
                     "failures": tuple(json.loads(r["failures"])),
                 }
             )

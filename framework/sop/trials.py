@@ -14,10 +14,11 @@ the trials (``trials`` table) and :class:`~framework.sop.service.SopService` act
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from framework.phrases import Phrase
 from framework.sop.model import Outcome, SopVersion
 
 PROMOTED = "promoted"
@@ -143,6 +144,78 @@ class Assignment:
         return {"arm": self.arm, "trial": self.trial, "best": self.best, "share": self.share}
 
 
+TRIAL_STARTS = Phrase(
+    en="{ref} is published on trial: about {share} of new rooms{where} run it, the others run "
+    "{best} (the best now), until each has run {runs} times; then the better one serves every "
+    "room (staffroom sop explain {sop_id}). Rooms already open keep their version.",
+    zh="{ref} 已发布并进入试用：{where}约 {share} 的新房间运行它，其余运行 {best}（当前最佳），"
+    "直到双方各运行 {runs} 次；之后表现更好的版本服务所有房间（staffroom sop explain {sop_id}）。"
+    "已开启的房间保持原版本。",
+)
+TRIALS_OFF = Phrase(
+    en="{scenario} has trials off (sop_trial_share: 0): its new rooms run the best by score, "
+    "now {winner}",
+    zh="{scenario} 关闭了试用（sop_trial_share: 0）：它的新房间运行得分最高的版本，目前是 {winner}",
+)
+IN_SCENARIO = Phrase(en=" of {scenario}", zh="{scenario} 的")
+SERVES_ALL = Phrase(
+    en="{ref} is published: it is the only published version, so every new room runs it",
+    zh="{ref} 已发布：它是唯一已发布的版本，所有新房间都运行它",
+)
+ALREADY = Phrase(en="{ref} was already published", zh="{ref} 之前已发布")
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioTrials:
+    """One scenario's trial settings, for what ``sop publish`` says (None: no scenario)."""
+
+    scenario: str | None
+    policy: TrialPolicy
+
+
+def publish_lines(
+    ref: str,
+    sop_id: str,
+    trial: Trial | None,
+    best: str | None,
+    winners: Mapping[float, str | None],
+    settings: Iterable[ScenarioTrials],
+    language: str = "en",
+) -> list[str]:
+    """What ``sop publish`` tells people about the version ``ref`` it published: which rooms
+    run it from now on. ``trial``: the open trial (if any); ``best``: the version it is tried
+    against; ``winners``: share 0 -> the best by score over every published version (the
+    version rooms with trials off get)."""
+    if trial is None or trial.ref != ref or best is None:
+        return [SERVES_ALL(language, ref=ref)]
+    lines = []
+    for s in settings:
+        where = IN_SCENARIO(language, scenario=s.scenario) if s.scenario else ""
+        if s.policy.share <= 0:
+            winner = winners.get(0.0) or best
+            lines.append(TRIALS_OFF(language, scenario=s.scenario or "-", winner=winner))
+            continue
+        share = f"{s.policy.share:.0%}"
+        lines.append(
+            TRIAL_STARTS(
+                language,
+                ref=ref,
+                share=share,
+                where=where,
+                best=best,
+                runs=s.policy.runs,
+                sop_id=sop_id,
+            )
+        )
+    return lines
+
+
+def runs_trial(trials: Mapping[str, Mapping[str, object]], ref: str | None) -> bool:
+    """Whether the room whose entry recorded ``trials`` (SOP id -> :meth:`Assignment.record`)
+    runs ``ref`` as a version on trial (not the best it is tried against)."""
+    return ref is not None and any(t.get("trial") == ref for t in trials.values())
+
+
 def status_line(trial: Trial, best_ref: str | None, t: Record, b: Record, runs: int) -> str:
     """One line for ``staffroom sop explain`` about a running trial."""
     if best_ref is None:
@@ -159,10 +232,13 @@ __all__ = [
     "ROLLED_BACK",
     "Assignment",
     "Record",
+    "ScenarioTrials",
     "Trial",
     "TrialPolicy",
     "Verdict",
     "in_trial",
     "judge",
+    "publish_lines",
+    "runs_trial",
     "status_line",
 ]

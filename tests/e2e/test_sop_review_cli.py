@@ -67,8 +67,11 @@ def test_a_proposed_version_is_reviewed_then_tried_then_rolled_back(tmp_path: Pa
     assert sop("approve", "tech-article@2", "--by", "team-lead").returncode == 0
     published = sop("publish", "tech-article@2")
     assert published.returncode == 0, published.stderr
-    assert "tech-article@2 is published" in published.stdout
-    assert "runs as a trial" in published.stdout
+    # It says that it starts a trial, for which share of rooms and until when.
+    assert (
+        "tech-article@2 is published on trial: about 50% of new rooms of tech-article run it, "
+        "the others run tech-article@1 (the best now), until each has run 3 times"
+    ) in " ".join(published.stdout.split())
     explained = sop("explain", "tech-article").stdout
     assert "tech-article@1 wins" in explained and "[ineligible: on trial since" in explained
 
@@ -79,8 +82,14 @@ def test_a_proposed_version_is_reviewed_then_tried_then_rolled_back(tmp_path: Pa
     entry = json.loads((data / "sessions" / f"room:{trial_room}.jsonl").read_text().splitlines()[0])
     assert entry["content"]["sop"] == "tech-article@2"
     assert entry["content"]["sop_trials"]["tech-article"]["arm"] == "trial"
+    assert entry["meta"]["sop"] == "tech-article@2" and entry["meta"]["sop_trial"] is True
+    # The transcript and `history` say which version the room runs, and that it is a trial.
+    assert "tech-article@2（试用中，对照 tech-article@1）" in on_trial.stdout
+    shown = staffroom("history", f"room:{trial_room}", "--data-dir", str(data)).stdout
+    assert "tech-article@2（试用中，对照 tech-article@1）" in shown
     on_best = run(best_room, "评分: 5/5")
     assert on_best.returncode == 0 and "outcome of tech-article@1: success" in on_best.stdout
+    assert "tech-article@1（最佳；tech-article@2 另在试用）" in on_best.stdout
 
     # The next room's entry judges the trial: @2 did worse, @1 keeps serving.
     after = run("after", "评分: 5/5")

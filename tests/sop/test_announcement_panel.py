@@ -21,3 +21,20 @@ def test_long_sop_lines_wrap_inside_the_panel() -> None:
     for word in step.split():
         assert word in shown, f"{word!r} was cut off:\n{out.getvalue()}"
     assert max(len(line) for line in out.getvalue().splitlines()) <= 40
+
+
+def test_the_panel_says_which_version_the_room_runs_and_whether_it_is_on_trial() -> None:
+    trials = {"esc": {"arm": "trial", "trial": "esc@2", "best": "esc@1", "share": 0.5}}
+
+    def title(sop: str, on_trial: bool, announcement: str = "Triage the ticket.") -> str:
+        content = {"title": "Escalation", "announcement": announcement, "sop_trials": trials}
+        meta = {"entry": True, "sop": sop, "sop_trial": on_trial}
+        event = make_event("room:x", EventKind.PLAN, "system", content, meta=meta)
+        out = io.StringIO()
+        render_event(Console(file=out, width=100, soft_wrap=True), event)
+        return out.getvalue().splitlines()[0]
+
+    assert "Escalation · esc@2 (on trial beside esc@1)" in title("esc@2", True)
+    assert "Escalation · esc@1 (the best; esc@2 on trial elsewhere)" in title("esc@1", False)
+    assert "esc@2（试用中，对照 esc@1）" in title("esc@2", True, "处理工单")
+    assert "Escalation · other@3 ─" in title("other@3", False)  # no trial of its SOP

@@ -3,10 +3,15 @@ version re-selects it. Through the public API, on the offline simulator."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import AsyncIterator
 
+from rich.console import Console
+
 from framework import Event, EventKind, Room, Staffroom
+from framework.sessions.events import make_event
 from framework.specs.scenario import Scenario
+from framework.surfaces.cli.render import render_event
 
 CORRECTION = "纠正: order 3 before 2 先定配图再写正文\n评分: 2/5"
 
@@ -52,15 +57,22 @@ async def test_a_correction_after_the_close_amends_the_run_and_revises(staff: St
 
 async def test_late_feedback_needs_the_runs_people_and_the_window(staff: Staffroom) -> None:
     room = await closed_run(staff, "late-2", "tech-article")
-    # Someone who took no part in the run cannot rewrite its outcome.
+    # Someone who took no part in the run cannot rewrite its outcome, and is told so.
     events = await drain(room.post(CORRECTION, author="mallory"))
-    assert not any(e.kind == EventKind.FEEDBACK for e in events)
+    (notice,) = [e for e in events if e.kind == EventKind.FEEDBACK]
+    assert notice.content["counted"] is False and notice.content["by"] == "mallory"
+    assert "只有参与了那次运行的人（author）" in notice.content["notice"]
+    assert not any(e.kind == EventKind.REVISION for e in events)
+    # Talk that is no feedback gets no notice.
+    chat = await drain(room.post("谢谢大家", author="mallory"))
+    assert not any(e.kind == EventKind.FEEDBACK for e in chat)
 
     scenario = staff.catalog.scenario("tech-article").model_copy(deep=True)
     scenario.settings.sop_feedback_window = 0  # only during the run
     shut = await closed_run(staff, "late-3", scenario)
     events = await drain(shut.post(CORRECTION, author="author"))
-    assert not any(e.kind == EventKind.FEEDBACK for e in events)
+    (notice,) = [e for e in events if e.kind == EventKind.FEEDBACK]
+    assert notice.content["counted"] is False and "反馈时限（0 秒）" in notice.content["notice"]
     metrics = await staff.sops.store.metrics("tech-article@1")
     assert metrics.runs == 2 and metrics.corrections == 0
 
@@ -78,7 +90,7 @@ async def test_asking_for_an_existing_versions_steps_reselects_it(staff: Staffro
     revision = next(e for e in events if e.kind == EventKind.REVISION)
     assert revision.content["sop"] == "tech-article@1" and revision.content["reselected"]
     v2 = await staff.sops.store.get("tech-article", 2)
-    assert v2.status == "deprecated" and "steps of tech-article@1 again" in v2.change_log[-1].why
+    assert v2.status == "deprecated" and "再次要求 tech-article@1 的步骤" in v2.change_log[-1].why
     nxt = await staff.room("back-3", scenario)
     assert (await drain(nxt.start()))[0].content["sop"] == "tech-article@1"
 
@@ -94,5 +106,15 @@ async def test_a_rolled_back_version_is_not_proposed_again(staff: Staffroom) -> 
     room = await closed_run(staff, "retired-2", scenario)
     events = await drain(room.post(CORRECTION, author="author"))
     noted = next(e for e in events if e.kind == EventKind.REVISION)
-    assert "not proposed again" in noted.content["conflicts"][-1]
+    assert "不再提出：运行要求的是 tech-article@2 的步骤" in noted.content["conflicts"][-1]
     assert [v.version for v in await staff.sops.store.versions("tech-article")] == [1, 2]
+
+
+def test_the_transcript_shows_why_late_feedback_did_not_count() -> None:
+    notice = "mallory: your feedback on tech-article@1 does not count: only the people who …"
+    content = {"sop": "tech-article@1", "late": True, "counted": False, "notice": notice}
+    out = io.StringIO()
+    render_event(
+        Console(file=out, width=200), make_event("room:x", EventKind.FEEDBACK, "system", content)
+    )
+    assert out.getvalue().strip() == f"◆ {notice}"

@@ -37,7 +37,7 @@ ORDER = Correction("order", "先出提纲再写", speaker="engineer", before=2)
 
 def test_order_correction_moves_the_step() -> None:
     ops, steps = revise(V1, run(ORDER))
-    assert ops == [EditOp("move", 3, to=1, reason="1 of 1 run: 先出提纲再写")]
+    assert ops == [EditOp("move", 3, to=1, reason="1 run: 先出提纲再写")]
     assert steps == (TOPIC, OUTLINE, DRAFT, REVIEW, PUBLISH)
 
 
@@ -94,8 +94,9 @@ def test_repeated_identical_corrections_become_one_op_citing_the_runs() -> None:
     outcomes = [run(ORDER, n=1), run(ORDER, ORDER, n=2), run(n=3)]
     ops = propose_edits(V1, outcomes)
     assert len(ops) == 1
-    assert ops[0].reason == "2 of 3 runs: 先出提纲再写"
-    assert revision_reason(ops) == "move step 4 -> 2: 2 of 3 runs: 先出提纲再写"
+    # What happened, counted: the run that said nothing is not one of them.
+    assert ops[0].reason == "2 runs: 先出提纲再写"
+    assert revision_reason(ops) == "move step 4 -> 2: 2 runs: 先出提纲再写"
 
 
 def test_conflicting_edits_the_most_asked_wins() -> None:

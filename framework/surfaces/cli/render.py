@@ -8,7 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from framework.language import snippet
+from framework.language import language_of, snippet
+from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind
 
 _WHY = {"sop_step": "SOP step", "mention": "@mention", "selector": "selector", "direct": "DM"}
@@ -162,10 +163,36 @@ def _name_cut(value: object, limit: int) -> str:
     return text[:limit]
 
 
+ON_TRIAL = Phrase(en="{sop} (on trial beside {best})", zh="{sop}（试用中，对照 {best}）")
+BESIDE_TRIAL = Phrase(
+    en="{sop} (the best; {trial} on trial elsewhere)", zh="{sop}（最佳；{trial} 另在试用）"
+)
+NO_SOP = Phrase(en="no SOP", zh="无 SOP")
+
+
+def _sop_label(event: Event, c: dict[str, Any]) -> str:
+    """The version the room runs and whether it is on trial (entry meta ``sop_trial``)."""
+    text = str(c.get("announcement") or "")
+    language = language_of(text) if text.strip() else "en"  # the room's language
+    sop = event.meta.get("sop")
+    if not sop:
+        return NO_SOP(language)
+    trials = c.get("sop_trials")
+    records = trials.values() if isinstance(trials, dict) else []
+    trial = next(
+        (t for t in records if isinstance(t, dict) and sop in (t.get("trial"), t.get("best"))),
+        None,
+    )
+    if event.meta.get("sop_trial") and trial is not None:
+        return ON_TRIAL(language, sop=sop, best=trial.get("best", "?"))
+    if trial is not None and trial.get("best") == sop:
+        return BESIDE_TRIAL(language, sop=sop, trial=trial.get("trial", "?"))
+    return str(sop)
+
+
 def _render_entry(console: Console, event: Event, c: dict[str, Any]) -> None:
-    """The announcement panel a room opens with."""
-    sop = event.meta.get("sop") or "no SOP"
-    title = f"{escape(_name(c.get('title', '')))} · {escape(_name(sop))}"
+    """The announcement panel a room opens with, titled with the SOP version it runs."""
+    title = f"{escape(_name(c.get('title', '')))} · {escape(_name(_sop_label(event, c)))}"
     console.print(
         Panel(_clip(c.get("announcement", ""), event.session), title=title, border_style="cyan"),
         soft_wrap=False,  # a panel has a width: its lines wrap inside it instead of being cut
@@ -218,8 +245,11 @@ def _render_remark(console: Console, c: dict[str, Any], session: str) -> None:
 
 
 def _render_outcome(console: Console, o: Any, session: str) -> None:
-    """A run's measured outcome against its SOP version."""
+    """A run's measured outcome against its SOP version (or why late feedback did not count)."""
     if not isinstance(o, dict):
+        return
+    if o.get("counted") is False:
+        console.print(f"[yellow]◆ {_clip(o.get('notice', ''), session)}[/]")
         return
     verdict = "success" if o.get("success") else "not a success"
     score = f", score {o['score']:.2f}" if isinstance(o.get("score"), float) else ""
@@ -249,3 +279,6 @@ def _render_revision(console: Console, revision: Any, session: str) -> None:
         conflicts = revision.get("conflicts")
         for line in conflicts[:SHOWN_ITEMS] if isinstance(conflicts, list) else []:
             console.print(f"  [yellow]{_clip(line, session)}[/]")
+        notes = revision.get("notes")  # what became of the open draft it replaced
+        for line in notes[:SHOWN_ITEMS] if isinstance(notes, list) else []:
+            console.print(f"  [cyan]{_clip(line, session)}[/]")

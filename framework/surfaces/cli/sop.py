@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import os
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
@@ -17,11 +18,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from framework.errors import InputError, StorageError, UnknownNameError
+from framework.phrases import language_or_default
 from framework.settings import Settings
 from framework.sop.edits import diff_steps
 from framework.sop.library_io import ImportReport, export_library, import_library
+from framework.sop.model import Status
 from framework.sop.ref import SopRef
 from framework.sop.service import SopService, ensure_known
+from framework.sop.trials import ALREADY, ScenarioTrials, TrialPolicy
+from framework.specs.catalog import Catalog
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
 
@@ -194,15 +199,30 @@ def publish(
 
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
+        before = await service.store.get(chosen.sop_id, chosen.version)
         v = await service.publish(
             chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
         )
-        console.print(f"{v.ref} is {v.status}")
-        trial = next((t for t in await service.store.trials(v.sop_id) if t.open), None)
-        if trial is not None and trial.ref == v.ref:
-            console.print(f"{v.ref} runs as a trial beside the best in a share of new rooms")
+        language = language_or_default(os.environ.get("STAFFROOM_LANGUAGE"))
+        if before.status is Status.PUBLISHED:
+            console.print(escape(ALREADY(language, ref=v.ref)))
+            return
+        # Which rooms run it now: a trial in a share of each scenario's rooms, or all of them.
+        for line in await service.who_runs(v, _trial_settings(settings, v.sop_id), language):
+            console.print(escape(line))
 
-    _run(_settings(ctx), job, writes=True, command="sop publish")
+    settings = _settings(ctx)
+    _run(settings, job, writes=True, command="sop publish")
+
+
+def _trial_settings(settings: Settings, sop_id: str) -> list[ScenarioTrials]:
+    """The trial settings of each of the project's scenarios that runs ``sop_id``."""
+    catalog = Catalog.for_project(settings.project_dir)
+    return [
+        ScenarioTrials(s.id, TrialPolicy(s.settings.sop_trial_share, s.settings.sop_trial_runs))
+        for s in catalog.scenarios.values()
+        if sop_id in s.referenced_sop_ids()
+    ]
 
 
 @app.command()
