@@ -118,8 +118,8 @@ async def read_remark(call: HookCall) -> None:
     message = call.message
     deps = call.room
     run = open_run(deps) if message is not None else None
-    if message is None or run is None:
-        return
+    if message is None or run is None or message.get("opening"):
+        return  # a room's first message is its input, said before any step ran
     events, steps = run
     mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
     closed = next((e for e in events if e.kind == EventKind.FEEDBACK), None)
