@@ -149,15 +149,14 @@ class Room:
         """Enter the room (or continue a run a crashed process left) until it waits or ends.
 
         ``message``: the room's input (a ticket, a brief), said by ``author`` (default: the
-        first human). A room that has not entered stores it, then enters with it, so its
-        first step works on it (``meta.opening``); one that has gets it as its next message.
-        Its id comes from the room, author and text: the same start again posts nothing.
+        first human): posted as :meth:`post` does (a room that has not entered enters with
+        it, so its first step works on it), under an id made from the room, the author and
+        the text, so the same start again posts nothing.
         """
         if message is not None:
             who = check_name(self.humans[0] if author is None else author, field="author")
-            opening = {"opening": True} if not (await self.status()).entered else None
             mid = opening_message_id(self.key, who, message)
-            async for event in self.post(message, author=who, message_id=mid, meta=opening):
+            async for event in self.post(message, author=who, message_id=mid):
                 yield event
             return
         async with self._running():
@@ -208,9 +207,12 @@ class Room:
             raise InputError("give message_id or client_id, not both", field="message_id")
         async with self._running():
             self._deps.control.interrupt = False  # asked of an earlier run, which has ended
-            await self._checked()  # before storing: a message must not land in a broken room
+            # Checked before storing: a message must not land in a broken room.
+            entered = bool((await self._checked()).values)
             log = self._deps.log
             extra = {"human": True, **(meta or {})}
+            if not entered:  # it opens the room: its input, which the first step works on
+                extra["opening"] = True
             if client_id is not None:
                 message_id = client_message_id(client_id, who, log.find(client_id))
                 extra["client_id"] = client_id
@@ -229,8 +231,8 @@ class Room:
                 async for produced in self._drive(None):
                     yield produced
                 return
-            routed = {"id": event.id, "author": who, "content": text}
-            if extra.get("opening"):  # the room's input: hooks know it is not feedback
+            routed: dict[str, Any] = {"id": event.id, "author": who, "content": text}
+            if extra.get("opening"):  # hooks know it is the room's input, not feedback
                 routed["opening"] = True
             async for produced in self._drive(routed):
                 yield produced
