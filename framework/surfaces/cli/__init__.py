@@ -238,14 +238,17 @@ def memory(
 
 @app.command()
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders to check.")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files or folders to check (default: the project folder)."),
+    ] = None,
     project: Project = None,
     data_dir: DataDir = None,
 ) -> None:
     """Check scenario, employee and SOP files and knowledge.yaml; print every problem with
     file:line and a fix (scenarios are checked against the SOP store too)."""
-    out = _console(data_dir, project)
-    raise typer.Exit(validate_cmds.validate(paths, _settings(data_dir, project), out))
+    settings, out = _settings(data_dir, project), _console(data_dir, project)
+    raise typer.Exit(validate_cmds.validate(paths or [settings.project_dir], settings, out))
 
 
 @app.command()

@@ -37,6 +37,11 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
     refused there), and a damaged store is reported. ``knowledge.yaml`` is checked when the
     project or a named folder has one."""
     project = settings.project_dir
+    # A path in the project (as errors name files: scenarios/x.yaml) runs from any folder.
+    paths = [
+        p if p.is_absolute() or p.exists() or not (project / p).exists() else project / p
+        for p in paths
+    ]
     catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
     # The data folder holds a team's notes and logs, never its specs: it is not walked.
     skip = [settings.data_dir]
