@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -63,10 +64,12 @@ def _console(
 ) -> HintConsole:
     """The console of a command given these options: every ``staffroom ...`` it prints
     carries them (see ``cli/hints.py``), so a hint runs as printed."""
-    return HintConsole(Invocation(data_dir, project, model, _commands()))
+    return HintConsole(Invocation(data_dir, project, model, _commands))
 
 
+@functools.cache
 def _commands() -> Commands:
+    """The CLI's command tree (built once, when a hint is printed)."""
     return typer.main.get_command(app)
 
 
@@ -317,7 +320,7 @@ for _name in ("trackers", "proposal", "search", "extract", "reflect", "forget"):
 
 def _error(text: str) -> None:
     """Print an error; a command in its fix carries the options this one was given."""
-    hints = Invocation.from_argv(sys.argv[1:], _commands())
+    hints = Invocation.from_argv(sys.argv[1:], _commands)
     err_console.print(f"[bold red]error:[/] {escape(hints.carry(text))}", highlight=False)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -62,14 +62,14 @@ class Invocation:
     data_dir: Path | None = None
     project: Path | None = None
     model: str | None = None
-    commands: Commands | None = field(default=None, compare=False)
-    """The CLI's commands (which options each takes); None: every hint carries them all."""
+    commands: Callable[[], Commands] | None = field(default=None, compare=False)
+    """Builds the CLI's commands (which options each takes), called only when a hint is
+    printed (it costs a command a few hundred ms); None: every hint carries them all."""
 
     @classmethod
-    def from_argv(cls, args: Sequence[str], group: Commands) -> Invocation:
+    def from_argv(cls, args: Sequence[str], commands: Callable[[], Commands]) -> Invocation:
         """The carried options in a command line (``sys.argv[1:]``), of the command it runs."""
-        path = command_path(group, args)
-        own = OWN_MEANING.get(path, ())
+        own = next((o for p, o in OWN_MEANING.items() if tuple(args[: len(p)]) == p), ())
         given: dict[str, str] = {}
         for index, arg in enumerate(args):
             flag, eq, value = arg.partition("=")
@@ -82,7 +82,7 @@ class Invocation:
             Path(given["--data-dir"]) if "--data-dir" in given else None,
             Path(given["--project"]) if "--project" in given else None,
             given.get("--model"),
-            group,
+            commands,
         )
 
     def options(self) -> dict[str, str]:
@@ -93,9 +93,9 @@ class Invocation:
     def command(self, *words: str) -> str:
         """``staffroom WORDS...`` and the carried options the command takes, quoted for a
         POSIX shell (a group's own options, ``sop --data-dir D``, after the group's name)."""
-        group = self.commands
-        if group is None:
+        if self.commands is None:
             return shlex.join(["staffroom", *words, *self._unless(set(CARRIED), words)])
+        group = self.commands()
         path = command_path(group, words)
         placed = self._placed(group, path, words)
         head = [part for word, extra in zip(path, placed, strict=True) for part in (word, *extra)]
@@ -128,9 +128,9 @@ class Invocation:
         """``text`` with the carried options inserted after the command words of every
         ``staffroom ...`` in it (options may come before a command's arguments), skipping
         those the hint gives already; ``markup``: ``text`` is rich markup (values escaped)."""
-        group = self.commands
-        if not self.options() or group is None:
+        if "staffroom" not in text or not self.options() or self.commands is None:
             return text
+        group = self.commands()
 
         def insert(match: re.Match[str]) -> str:
             words = match.group(1).split()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Literal
@@ -32,7 +33,8 @@ from framework.staffroom import Staffroom
 from framework.surfaces.cli.hints import cli_language
 from framework.surfaces.cli.options import settings_for
 
-console = Console(soft_wrap=True)
+# Piped output gets a wide console so tables keep whole names (terminals use their width).
+console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 NO_TOPICS = Phrase(en="no topic files yet", zh="还没有主题文件")
 PARTITIONS = ("shared", "isolated")
