@@ -136,6 +136,18 @@ def test_init_hints_run_and_validate_never_reads_the_data_folder(
     assert ".staffroom" not in checked.out
 
 
+def test_sop_hint_carries_the_groups_options(
+    cli: Cli, project: Path, tmp_path: Path, elsewhere: Path
+) -> None:
+    opts = ("--data-dir", str(tmp_path / "data"), "--project", str(project))
+    refused = cli("sop", *opts, "show", "nosuch", cwd=elsewhere)
+    assert refused.code == 2, refused.out + refused.err
+    [hint] = hints(refused)
+    assert hint.startswith(f"staffroom sop --data-dir {tmp_path / 'data'} --project {project}")
+    imported = run_hint(cli, hint, elsewhere)
+    assert imported.code == 0 and str(project / "sop_library") in imported.out, imported.err
+
+
 # -- every hint the code can print is one of the situations above --------------------------
 
 COVERED = {
@@ -143,6 +155,7 @@ COVERED = {
     ("history",): "a transcript cut short (cli/render.py)",
     ("doctor",): "a lost checkpoint (runtime/recovery.py REPAIR)",
     ("validate",): "a scenario that does not load (specs/catalog.py), init",
+    ("sop",): "an unknown SOP (sop/service.py); review hints (--by NAME) carry the same way",
 }
 NOT_HINTS = {
     ("init",): "the cards init writes say they were made by it",
@@ -153,7 +166,6 @@ NOT_PRINTED = {
     "framework/surfaces/server/problems.py": "the HTTP server's error bodies",
 }
 NOT_YET = {
-    ("sop",): "the SOP commands' hints (review, publish, import) use NAME/VERSION placeholders",
     ("schema",): "a models.yaml field error",
 }
 """Hints not yet exercised here: each is carried all the same (cli/hints.py), untested."""
