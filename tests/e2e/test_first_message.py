@@ -90,3 +90,13 @@ async def test_room_start_with_a_message_enters_with_it(staff: Staffroom) -> Non
     assert again == [], "the same start posts nothing and runs nothing again"
     humans = [e for e in room.history() if e.kind == EventKind.MESSAGE and e.meta.get("human")]
     assert len(humans) == 1
+
+
+async def test_the_first_message_is_input_not_feedback_on_the_sop(staff: Staffroom) -> None:
+    # Words of step 1 ("读者", "提纲") make it look like a remark on the steps: it is not one.
+    brief = "主题：用 SQLite 做本地优先应用的数据层，读者是后端工程师，先给个提纲。"
+    room = await staff.room("brief-1", staff.catalog.scenario("tech-article"))
+    events = [e async for e in room.start(brief)]
+    opening = events[0].id
+    read = [e for e in room.history() if e.id.startswith(f"{opening}-remark")]
+    assert read == [], "the room's input was read as a correction of its SOP"
