@@ -26,7 +26,7 @@ setup: $(STAMP)
 
 # The sample scenario on the embedded defaults: SQLite checkpoints + the offline simulator.
 demo: $(STAMP)
-	$(BIN)/staffroom run tech-article --script scenarios/tech_article.script.txt
+	$(BIN)/staffroom run tech-article --message "主题：用 SQLite 做本地优先应用的数据层，读者是后端工程师" --script scenarios/tech_article.script.txt
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check framework tests benchmarks notebooks

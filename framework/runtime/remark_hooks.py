@@ -84,8 +84,8 @@ async def read_remark(call: HookCall) -> None:
     """Record a person's yes or no to a remark they refer to, or read a new remark of theirs."""
     message = call.message
     deps = call.room
-    if message is None or deps.plan.sop is None:
-        return
+    if message is None or deps.plan.sop is None or message.get("opening"):
+        return  # a room's first message is its input, said before any step ran
     mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
     run = open_run(deps)
     if run is None:

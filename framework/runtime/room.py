@@ -18,13 +18,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from filelock import AsyncFileLock
-from filelock import Timeout as LockTimeout
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END
 from langgraph.types import Command, StateSnapshot
 
-from framework.errors import InputError, RoomBusyError, StorageError
+from framework.errors import InputError, StorageError
 from framework.memory.consolidation import ConsolidationReport
 from framework.models.profile import ModelProfile
 from framework.names import check_name
@@ -34,6 +32,7 @@ from framework.runtime.graph import RoomGraph
 from framework.runtime.hooks import HookCall, HookPoint
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
 from framework.runtime.room_status import RebuildReport, RoomStatus
+from framework.runtime.run_lock import RunLock
 from framework.runtime.session_end import end_session, is_idle
 from framework.runtime.state import CONSUMED_WINDOW
 from framework.sessions.events import (
@@ -42,6 +41,7 @@ from framework.sessions.events import (
     check_own_id,
     client_message_id,
     make_event,
+    opening_message_id,
 )
 from framework.sessions.follow import follow_log
 from framework.sessions.workspace import Workspace
@@ -55,8 +55,7 @@ class Room:
         self._deps = deps
         self._graph = graph
         self._config: Any = {"configurable": {"thread_id": str(deps.key)}}
-        self._local_lock = asyncio.Lock()
-        self._file_lock = AsyncFileLock(str(lock_path), thread_local=False)
+        self._lock = RunLock(self.key, lock_path, deps.settings.run_lock_timeout)
         self._background: asyncio.Task[None] | None = None
 
     @property
@@ -144,8 +143,22 @@ class Room:
             error=asked.get("error"),
         )
 
-    async def start(self) -> AsyncIterator[Event]:
-        """Enter the room (or continue a run a crashed process left) until it waits or ends."""
+    async def start(
+        self, message: str | None = None, *, author: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Enter the room (or continue a run a crashed process left) until it waits or ends.
+
+        ``message``: the room's input (a ticket, a brief), said by ``author`` (default: the
+        first human): posted as :meth:`post` does (a room that has not entered enters with
+        it, so its first step works on it), under an id made from the room, the author and
+        the text, so the same start again posts nothing.
+        """
+        if message is not None:
+            who = check_name(self.humans[0] if author is None else author, field="author")
+            mid = opening_message_id(self.key, who, message)
+            async for event in self.post(message, author=who, message_id=mid):
+                yield event
+            return
         async with self._running():
             async for event in self._drive(None):
                 yield event
@@ -162,7 +175,7 @@ class Room:
         is never cut off): the room pauses with ``wait_reason`` ``interrupted`` and the next
         posted message goes on from there. Picks that answered the older message are dropped
         in free chat; SOP steps stay where they are. A room not running ignores it."""
-        if self._local_lock.locked():
+        if self._lock.locked():
             self._deps.control.interrupt = True
 
     async def post(
@@ -194,9 +207,12 @@ class Room:
             raise InputError("give message_id or client_id, not both", field="message_id")
         async with self._running():
             self._deps.control.interrupt = False  # asked of an earlier run, which has ended
-            await self._checked()  # before storing: a message must not land in a broken room
+            # Checked before storing: a message must not land in a broken room.
+            entered = bool((await self._checked()).values)
             log = self._deps.log
             extra = {"human": True, **(meta or {})}
+            if not entered:  # it opens the room: its input, which the first step works on
+                extra["opening"] = True
             if client_id is not None:
                 message_id = client_message_id(client_id, who, log.find(client_id))
                 extra["client_id"] = client_id
@@ -215,7 +231,10 @@ class Room:
                 async for produced in self._drive(None):
                     yield produced
                 return
-            async for produced in self._drive({"id": event.id, "author": who, "content": text}):
+            routed: dict[str, Any] = {"id": event.id, "author": who, "content": text}
+            if extra.get("opening"):  # hooks know it is the room's input, not feedback
+                routed["opening"] = True
+            async for produced in self._drive(routed):
                 yield produced
         self._in_background()
 
@@ -375,26 +394,5 @@ class Room:
             if isinstance(item, Event):
                 yield item
 
-    def _running(self) -> _RunLock:
-        return _RunLock(self)
-
-
-class _RunLock:
-    """Hold the room's in-process and inter-process run locks."""
-
-    def __init__(self, room: Room) -> None:
-        self.room = room
-
-    async def __aenter__(self) -> None:
-        await self.room._local_lock.acquire()
-        try:
-            await self.room._file_lock.acquire(timeout=self.room._deps.settings.run_lock_timeout)
-        except LockTimeout as exc:
-            self.room._local_lock.release()
-            raise RoomBusyError(
-                f"room {self.room.key} is being run by another process; try again when it is done"
-            ) from exc
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.room._file_lock.release()
-        self.room._local_lock.release()
+    def _running(self) -> RunLock:
+        return self._lock

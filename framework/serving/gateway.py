@@ -81,13 +81,24 @@ class Gateway:
 
     # -- sessions ----------------------------------------------------------------------------
 
-    async def open_room(self, room_id: str, scenario: str) -> Room:
+    async def open_room(
+        self,
+        room_id: str,
+        scenario: str,
+        *,
+        message: str | None = None,
+        author: str | None = None,
+        start: bool = True,
+    ) -> Room:
         """The room ``room_id`` running ``scenario``; a new one enters in the background (its
         announcement and first steps come through :meth:`subscribe`).
 
         ``scenario`` is an id of the project's catalog and nothing else: the name comes from
         a client or a platform's mapping, so it must never read a file (a scenario file from
-        elsewhere runs from the command line).
+        elsewhere runs from the command line). ``message``: the room's first message, by
+        ``author`` (default: the first human), which its first step works on
+        (:meth:`Room.start`; the same message again is posted once). ``start`` False: a new
+        room waits for the message the caller posts next, which opens it (an adapter's).
         """
         spec = self.staff.catalog.scenario_by_id(scenario)
         wanted = spec.id
@@ -100,13 +111,28 @@ class Gateway:
                 field="scenario",
                 fix=f"open it with scenario '{running}', or use another room id",
             )
-        if known is not None:
-            return known.room
-        room = await self.staff.room(room_id, spec)
+        room = known.room if known is not None else await self.staff.room(room_id, spec)
         lane = self._lane(room)
-        if not (await room.status()).entered and not lane.busy:
+        if message is not None:
+            who = self._person(room, author)
+            if not message.strip():
+                raise InputError("a message needs some text", field="message", fix="say something")
+            lane.push(Item(f"start-{room.key}", who, texts=[message], start=True))
+        elif start and known is None and not (await room.status()).entered and not lane.busy:
             lane.push(Item(message_id=f"start-{room.key}", author="system", texts=[], start=True))
         return room
+
+    @staticmethod
+    def _person(room: Room, author: str | None) -> str:
+        """``author`` (default: the room's first human), refused when it is an employee."""
+        who = check_name(room.humans[0] if author is None else author, field="author")
+        if who in room.participants:
+            raise InputError(
+                f"'{who}' is an employee of {room.key}; people post, employees answer",
+                field="author",
+                fix="post as a person (e.g. " + ", ".join(room.humans) + ")",
+            )
+        return who
 
     def _stored_scenario(self, key: str) -> str | None:
         log = self.staff.sessions.log(SessionKey.parse(key))
@@ -184,13 +210,7 @@ class Gateway:
         returns its result.
         """
         room = await self.session(key)
-        who = check_name(room.humans[0] if author is None else author, field="author")
-        if who in room.participants:
-            raise InputError(
-                f"'{who}' is an employee of {room.key}; people post, employees answer",
-                field="author",
-                fix="post as a person (e.g. " + ", ".join(room.humans) + ")",
-            )
+        who = self._person(room, author)
         if not text.strip():
             raise InputError("a message needs some text", field="text", fix="post some text")
         if message_id is not None and not message_id.strip():

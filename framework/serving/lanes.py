@@ -118,8 +118,8 @@ class Lane:
 
     async def _run(self, item: Item) -> PostResult:
         room, events = self.room, []
-        if item.start:
-            stream = room.start()
+        if item.start:  # the room's entry, with its first message when one was given
+            stream = room.start(item.text if item.texts else None, author=item.author)
         else:
             meta = {"merges": item.merged} if item.merged else None
             own, mid = item.own_id, item.message_id

@@ -195,6 +195,19 @@ def client_message_id(client_id: str, author: str, stored: Event | None) -> str:
     return client_event_id(client_id)
 
 
+OPENING_ID_PREFIX = "opening-"
+"""Ids of a room's first message given at its start (``Room.start(message=...)``)."""
+
+
+def opening_message_id(session: str, author: str, text: str) -> str:
+    """The id of the first message ``author`` gives ``session`` at its start: derived from
+    all three, so starting the room again with the same message never posts it twice (a
+    different message is a different one)."""
+    key = "\0".join((session, author, text))
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    return OPENING_ID_PREFIX + digest[:24]
+
+
 def check_own_id(found: Event | None, session: str) -> None:
     """Refuse a caller's own message id when ``found``, the event already stored under it,
     is not a person's message (an id that is the room's entry or a reply names no message

@@ -253,13 +253,16 @@ class Catalog:
             return f"{SCENARIOS}/{Path(file).name}"
 
     def validate_paths(
-        self, paths: Iterable[str | Path], stored: Mapping[str, StoredSop] | None = None
+        self,
+        paths: Iterable[str | Path],
+        stored: Mapping[str, StoredSop] | None = None,
+        skip: Iterable[Path] = (),
     ) -> list[InputError]:
         """:func:`~framework.specs.validation.validate_paths` with this catalog as fallback."""
         # Imported here: validation builds catalogs, so it imports this module.
         from .validation import validate_paths
 
-        return validate_paths(paths, self, stored)
+        return validate_paths(paths, self, stored, skip)
 
     def check_scenario(
         self, scenario: Scenario, stored: Mapping[str, StoredSop] | None = None

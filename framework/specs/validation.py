@@ -7,10 +7,12 @@ raised, so one run lists all of them with their files and lines.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from framework.data_folder import MANIFEST
 from framework.errors import CardError, InputError, ScenarioError
 
 from ._explain import did_you_mean
@@ -36,6 +38,7 @@ def validate_paths(
     paths: Iterable[str | Path],
     catalog: Catalog | None = None,
     stored: Mapping[str, StoredSop] | None = None,
+    skip: Iterable[Path] = (),
 ) -> list[InputError]:
     """Check every spec file in ``paths`` (folders: recursively); return all problems found.
 
@@ -45,23 +48,44 @@ def validate_paths(
     cross-checked against their own project (see :meth:`Catalog.for_scenario_file`), falling
     back to ``catalog`` or, when None, to the project in the current folder. ``stored``: the
     SOP store's best version of each SOP (the store is the source of truth: an SOP published
-    only there is known to a scenario).
+    only there is known to a scenario). A named folder is walked without entering ``skip``
+    (the data folder), any other data folder, or hidden folders (see :func:`spec_files`).
     """
     checker = _Checker(catalog, stored)
-    for path in _expand(paths):
+    for path in _expand(paths, skip):
         checker.check(path)
     return checker.problems
 
 
-def _expand(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
+def spec_files(folder: Path, skip: Iterable[Path] = ()) -> list[Path]:
+    """The files under ``folder`` a project's specs may be in, sorted. Hidden folders
+    (``.staffroom``, ``.git``) and data folders (``skip``, or any folder holding a data
+    folder's store record) are not entered: the notes, logs and workspaces in them are a
+    team's data, not its specs, whatever they look like."""
+    skipped = {p.resolve() for p in skip}
+    found: list[Path] = []
+    for current, dirs, files in os.walk(folder):
+        here = Path(current)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and (here / d).resolve() not in skipped
+            and not (here / d / MANIFEST).is_file()
+        )
+        found += [here / f for f in files if Path(f).suffix in (*YAML_SUFFIXES, ".md")]
+    return sorted(found)
+
+
+def _expand(paths: Iterable[str | Path], skip: Iterable[Path]) -> list[tuple[Path, bool]]:
     """``(file, named_explicitly)`` pairs, each file once, in a stable order."""
+    skip = list(skip)
     out: dict[Path, bool] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for found in sorted(path.rglob("*")):
-                if found.is_file() and found.suffix in (*YAML_SUFFIXES, ".md"):
-                    out.setdefault(found, False)
+            for found in spec_files(path, skip):
+                out.setdefault(found, False)
         else:
             out[path] = True
     return list(out.items())

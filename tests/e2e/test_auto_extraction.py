@@ -55,7 +55,8 @@ def test_a_reported_done_task_is_proposed_as_a_draft_once(tmp_path: Path) -> Non
                          stdin=REQUESTS)  # fmt: skip
         assert chat.returncode == 0, chat.stdout + chat.stderr
         assert "◆ SOP draft engineer-practice@1 extracted" in chat.stdout
-        assert "staffroom sop approve engineer-practice@1 --by NAME" in chat.stdout
+        approve = f"staffroom sop --data-dir {tmp_path} approve engineer-practice@1 --by NAME"
+        assert approve in chat.stdout  # the hint carries the data folder: it runs as printed
 
         shown = staffroom("sop", "show", "engineer-practice@1", data=tmp_path)
         assert shown.returncode == 0, shown.stderr
@@ -83,7 +84,7 @@ def test_a_session_that_ends_after_work_proposes_a_draft_at_its_end(tmp_path: Pa
         closed = staffroom("close", "dm:alice@engineer", "--model", model, data=tmp_path)
         assert closed.returncode == 0, closed.stdout + closed.stderr
         assert "◆ SOP draft engineer-practice@1 extracted" in closed.stdout
-        assert "staffroom sop show engineer-practice@1" in closed.stdout
+        assert f"staffroom sop --data-dir {tmp_path} show engineer-practice@1" in closed.stdout
         again = staffroom("close", "dm:alice@engineer", "--model", model, data=tmp_path)
         assert "already ended" in again.stdout
     [told] = logged(tmp_path, "extraction")

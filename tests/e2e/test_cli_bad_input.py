@@ -132,7 +132,7 @@ def test_history_cuts_huge_events_of_every_kind_and_json_keeps_them(tmp_path: Pa
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert "Traceback" not in shown.stderr
     assert len(shown.stdout) < 100_000, "every text is cut"
-    assert "more characters: staffroom history room:huge --json" in shown.stdout
+    assert f"more characters: staffroom history --data-dir {data} room:huge --json" in shown.stdout
     assert "\x1b" not in shown.stdout and "\\x1b[2J" in shown.stdout  # no terminal control
 
     whole = staffroom("history", key, "--json", data=data)

@@ -60,7 +60,9 @@ def test_a_proposed_version_is_reviewed_then_tried_then_rolled_back(tmp_path: Pa
     refused = sop("publish", "tech-article@2")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "needs approval from: author, team-lead" in refused.stderr
-    assert "staffroom sop approve tech-article@2 --by team-lead" in refused.stderr
+    assert (
+        f"staffroom sop --data-dir {data} approve tech-article@2 --by team-lead" in refused.stderr
+    )
     assert sop("approve", "tech-article@2", "--by", "author").returncode == 0
     still = sop("publish", "tech-article@2", "--require", "manager")
     assert still.returncode == 2 and "needs approval from: team-lead, manager" in still.stderr

@@ -324,7 +324,9 @@ class Bridge:
 
     async def _open(self, target: Target) -> Room:
         if target.room_id is not None and target.scenario is not None:
-            return await self.gateway.open_room(target.room_id, target.scenario)
+            # The message that opens a room is its first message: the room enters with it
+            # (posted next), so its first step works on it, not on nothing.
+            return await self.gateway.open_room(target.room_id, target.scenario, start=False)
         if target.employee is None or target.user is None:
             raise InputError("a DM needs an employee and a person", field="dm_employee")
         return await self.gateway.open_dm(target.employee, target.user)

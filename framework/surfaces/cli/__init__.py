@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -18,10 +20,12 @@ from framework.specs.models_file import parse_model_option
 from framework.surfaces.cli import doctor as doctor_cmds
 from framework.surfaces.cli import init as init_cmds
 from framework.surfaces.cli import knowledge as knowledge_cmds
+from framework.surfaces.cli import knowledge_add
 from framework.surfaces.cli import memory as memory_cmds
 from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli import validate as validate_cmds
+from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
 from framework.surfaces.cli.options import settings_for
 
 app = typer.Typer(
@@ -55,6 +59,20 @@ ModelOption = Annotated[
 ]
 
 
+def _console(
+    data_dir: Path | None, project: Path | None = None, model: str | None = None
+) -> HintConsole:
+    """The console of a command given these options: every ``staffroom ...`` it prints
+    carries them (see ``cli/hints.py``), so a hint runs as printed."""
+    return HintConsole(Invocation(data_dir, project, model, _commands))
+
+
+@functools.cache
+def _commands() -> Commands:
+    """The CLI's command tree (built once, when a hint is printed)."""
+    return typer.main.get_command(app)
+
+
 def _settings(data_dir: Path | None, project: Path | None, model: str | None = None) -> Settings:
     return settings_for(data_dir, project, model)
 
@@ -84,15 +102,28 @@ def run(
     interactive: Annotated[
         bool, typer.Option("--interactive", help="Ask on the terminal when the room waits.")
     ] = False,
+    message: Annotated[
+        str | None,
+        typer.Option(
+            "--message",
+            help="The room's first message, which its first step works on ('author: text' "
+            "names who says it; default: the scenario's first human).",
+        ),
+    ] = None,
+    message_file: Annotated[
+        Path | None,
+        typer.Option("--message-file", help="The first message from a file (all of it)."),
+    ] = None,
     data_dir: DataDir = None,
     project: Project = None,
     model: ModelOption = None,
 ) -> None:
     """Run a scenario room and show the transcript live (exit 1 if it stops on a model error)."""
     settings = _writing("run", data_dir, project, model)
-    raise typer.Exit(
-        asyncio.run(run_cmds.run_scenario(settings, scenario, room, script, interactive, console))
-    )
+    first = run_cmds.FirstMessage(message, message_file)
+    out = _console(data_dir, project, model)
+    ran = run_cmds.run_scenario(settings, scenario, room, script, interactive, out, first)
+    raise typer.Exit(asyncio.run(ran))
 
 
 @app.command()
@@ -105,7 +136,8 @@ def dm(
 ) -> None:
     """Chat one to one with an employee (reads stdin lines when not a terminal)."""
     settings = _writing("dm", data_dir, project, model)
-    raise typer.Exit(asyncio.run(run_cmds.run_dm(settings, employee, user, console)))
+    out = _console(data_dir, project, model)
+    raise typer.Exit(asyncio.run(run_cmds.run_dm(settings, employee, user, out)))
 
 
 @app.command()
@@ -121,10 +153,12 @@ def history(
         bool, typer.Option("--follow", "-f", help="Then print new events as they come (Ctrl-C).")
     ] = False,
     data_dir: DataDir = None,
+    project: Project = None,
 ) -> None:
     """Print a session's history (``--follow``: and watch it live)."""
-    settings = _settings(data_dir, None)
-    shown = run_cmds.show_history(settings, session, last, raw, console, follow)
+    settings = _settings(data_dir, project)
+    out = _console(data_dir, project)
+    shown = run_cmds.show_history(settings, session, last, raw, out, follow)
     raise typer.Exit(asyncio.run(shown))
 
 
@@ -132,11 +166,13 @@ def history(
 def replay(
     session: Annotated[str, typer.Argument(help="Session key, e.g. room:launch-42.")],
     data_dir: DataDir = None,
+    project: Project = None,
 ) -> None:
     """Show a session again, with the SOP version it ran on."""
-    raise typer.Exit(
-        asyncio.run(run_cmds.replay_session(_settings(data_dir, None), session, console))
+    shown = run_cmds.replay_session(
+        _settings(data_dir, project), session, _console(data_dir, project)
     )
+    raise typer.Exit(asyncio.run(shown))
 
 
 @app.command()
@@ -156,7 +192,8 @@ def consolidate(
     Exits 1 when the model could not be called (the extractive summary is written instead).
     """
     settings = _writing("consolidate", data_dir, project, model)
-    raise typer.Exit(asyncio.run(memory_cmds.consolidate(settings, session, force, console)))
+    out = _console(data_dir, project, model)
+    raise typer.Exit(asyncio.run(memory_cmds.consolidate(settings, session, force, out)))
 
 
 @app.command()
@@ -174,7 +211,8 @@ def close(
     Sessions also end by themselves after `Settings.session_idle` seconds of silence.
     """
     settings = _writing("close", data_dir, project, model)
-    raise typer.Exit(asyncio.run(run_cmds.close_session(settings, session, console)))
+    out = _console(data_dir, project, model)
+    raise typer.Exit(asyncio.run(run_cmds.close_session(settings, session, out)))
 
 
 @app.command()
@@ -190,24 +228,30 @@ def memory(
         ),
     ] = None,
     data_dir: DataDir = None,
+    project: Project = None,
 ) -> None:
     """Print what an employee remembers about a user (MEMORY.md), or set what rooms see."""
-    settings = _settings(data_dir, None)
+    settings = _settings(data_dir, project)
+    out = _console(data_dir, project)
     if share is not None:
-        shared = memory_cmds.set_shared(settings, employee, user, share, console)
+        shared = memory_cmds.set_shared(settings, employee, user, share, out)
         raise typer.Exit(asyncio.run(shared))
-    raise typer.Exit(asyncio.run(memory_cmds.show_memory(settings, employee, user, console)))
+    raise typer.Exit(asyncio.run(memory_cmds.show_memory(settings, employee, user, out)))
 
 
 @app.command()
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders to check.")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files or folders to check (default: the project folder)."),
+    ] = None,
     project: Project = None,
     data_dir: DataDir = None,
 ) -> None:
     """Check scenario, employee and SOP files and knowledge.yaml; print every problem with
     file:line and a fix (scenarios are checked against the SOP store too)."""
-    raise typer.Exit(validate_cmds.validate(paths, _settings(data_dir, project), console))
+    settings, out = _settings(data_dir, project), _console(data_dir, project)
+    raise typer.Exit(validate_cmds.validate(paths or [settings.project_dir], settings, out))
 
 
 @app.command()
@@ -251,7 +295,7 @@ def doctor(
 ) -> None:
     """Check a data folder: stores, session logs, rooms' checkpoints, MEMORY.md files."""
     settings = _settings(data_dir, project)
-    raise typer.Exit(asyncio.run(doctor_cmds.doctor(settings, fix, console)))
+    raise typer.Exit(asyncio.run(doctor_cmds.doctor(settings, fix, _console(data_dir, project))))
 
 
 try:  # `staffroom serve` needs the `server` extra; the core CLI works without it
@@ -268,9 +312,16 @@ except ImportError as _missing:
 else:
     app.command("serve")(_serve)
 app.add_typer(sop_cmds.app, name="sop")
+knowledge_cmds.app.command("add")(knowledge_add.add)
 app.add_typer(knowledge_cmds.app, name="knowledge")
 for _name in ("trackers", "proposal", "search", "extract", "reflect", "forget"):
     app.command(_name)(getattr(knowledge_cmds, _name))
+
+
+def _error(text: str) -> None:
+    """Print an error; a command in its fix carries the options this one was given."""
+    hints = Invocation.from_argv(sys.argv[1:], _commands)
+    err_console.print(f"[bold red]error:[/] {escape(hints.carry(text))}", highlight=False)
 
 
 def main() -> None:
@@ -278,10 +329,10 @@ def main() -> None:
     try:
         app()
     except InputError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(exc.render())}", highlight=False)
+        _error(exc.render())
         raise SystemExit(2) from None
     except StaffroomError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        _error(str(exc))
         raise SystemExit(2) from None
     except OSError as exc:
         # The machine said no (permissions, a full disk, a path that is a folder): a person

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Literal
@@ -24,12 +25,19 @@ from framework.admin import require_writable
 from framework.knowledge.base import KnowledgeBase
 from framework.knowledge.topics import TopicStore
 from framework.memory.store import MemoryStore
+from framework.names import is_name
+from framework.phrases import Phrase
 from framework.runtime.knowledge_hooks import render_hits
 from framework.settings import Settings
 from framework.staffroom import Staffroom
+from framework.surfaces.cli.hints import cli_language
 from framework.surfaces.cli.options import settings_for
 
-console = Console(soft_wrap=True)
+# Piped output gets a wide console so tables keep whole names (terminals use their width).
+console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+NO_TOPICS = Phrase(en="no topic files yet", zh="还没有主题文件")
+PARTITIONS = ("shared", "isolated")
 app = typer.Typer(help="Topic files: list, show, stale, review.", no_args_is_help=True)
 
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data folder.")]
@@ -77,24 +85,42 @@ def _store(kb: KnowledgeBase, employee: str | None, library: str) -> TopicStore:
 @app.command("list")
 def list_(
     employee: Employee = None,
-    library: LibraryPart = "shared",
+    library: Annotated[
+        str | None,
+        typer.Option("--library", help="Only this library partition: shared or isolated."),
+    ] = None,
     data_dir: DataDir = None,
     project: Project = None,
 ) -> None:
-    """Every topic file: category, slug, entries, last review."""
+    """Every topic file (every employee's and the library's, unless -e or --library says
+    whose): owner, category, slug, entries, last review."""
 
     async def job(kb: KnowledgeBase) -> int:
-        table = Table("category", "topic", "entries", "superseded", "last review", "file")
-        for t in _store(kb, employee, library).list():
-            where = str(t.path.relative_to(kb.data_dir))
-            table.add_row(
-                t.category, t.slug, str(len(t.entries)), str(len(t.superseded)),
-                str(t.last_review), where,
-            )  # fmt: skip
-        console.print(table if table.row_count else "no topic files yet")
+        table = Table("owner", "category", "topic", "entries", "superseded", "last review", "file")
+        for owner, store in _owners(kb, employee, library):
+            for t in store.list():
+                where = str(t.path.relative_to(kb.data_dir))
+                table.add_row(
+                    owner, t.category, t.slug, str(len(t.entries)), str(len(t.superseded)),
+                    str(t.last_review), where,
+                )  # fmt: skip
+        console.print(table if table.row_count else NO_TOPICS(cli_language()))
         return 0
 
     raise typer.Exit(_admin_job(data_dir, project, job))
+
+
+def _owners(
+    kb: KnowledgeBase, employee: str | None, library: str | None
+) -> list[tuple[str, TopicStore]]:
+    """Whose topics ``list`` shows: the one asked for, else every employee with a
+    ``knowledge/`` folder and both library partitions."""
+    if employee is not None or library is not None:
+        return [(employee or f"library:{library}", _store(kb, employee, library or "shared"))]
+    root = kb.folder.knowledge_dir
+    found = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    owners = [(name, kb.topics(name)) for name in found if is_name(name)]
+    return owners + [(f"library:{part}", _store(kb, None, part)) for part in PARTITIONS]
 
 
 @app.command()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,12 +20,14 @@ from framework.sop.outcomes import TURN_FAILURES
 from framework.sop.ref import SopRef
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
+from framework.surfaces.cli.hints import CONTINUE_HINT, HintConsole, Invocation, cli_language
 from framework.surfaces.cli.render import render_event
 from framework.surfaces.cli.script import (
     ScriptLine,
     parse_script,
     parse_script_line,
     posted_before_ids,
+    read_message,
     read_script,
 )
 
@@ -101,9 +104,24 @@ def _uses_simulator(room: Room) -> bool:
 def _model_error(console: Console, room: Room, error: str | None, command: str) -> int:
     console.print(
         f"[bold red]room {room.key} stopped on a model error:[/] {escape(error or 'see above')}\n"
-        f"[yellow]fix it, then run again: {command}[/] (the failed step is retried)"
+        f"[yellow]fix it, then run again: {escape(command)}[/] (the failed step is retried)"
     )
     return 1
+
+
+@dataclass(frozen=True)
+class FirstMessage:
+    """``run``'s ``--message`` / ``--message-file``: what the room's first step works on."""
+
+    text: str | None = None
+    file: Path | None = None
+
+    def read(self, humans: list[str]) -> tuple[str, str] | None:
+        """``(author, text)``, or None when neither was given (:class:`ScriptError` when
+        the message is empty or its file cannot be read)."""
+        if self.text is None and self.file is None:
+            return None
+        return read_message(self.text, self.file, humans, cli_language())
 
 
 async def run_scenario(
@@ -113,12 +131,15 @@ async def run_scenario(
     script: Path | None,
     interactive: bool,
     console: Console,
+    first: FirstMessage | None = None,
 ) -> int:
     """Run (or resume) a scenario room, feeding script lines when it waits for people.
 
-    Returns the exit status: 0, or 1 when the room stopped on a model error or the last
-    answer failed (script lines are only ever posted where the room asks people, never to
-    acknowledge a retry; lines a resumed room already had are not posted again).
+    ``first``: the room's first message, posted before its first step (a room that has
+    entered gets it as its next message, once). Returns the exit status: 0, or 1 when the
+    room stopped on a model error or the last answer failed (script lines are only ever
+    posted where the room asks people, never to acknowledge a retry; lines a resumed room
+    already had are not posted again).
     """
     # Checked before anything opens: a bad script must not leave a room run to its wait.
     raw_lines = read_script(script) if script is not None else []
@@ -126,6 +147,7 @@ async def run_scenario(
         spec = staff.catalog.scenario(scenario)
         humans = list(spec.humans)
         script_lines = parse_script(script, raw_lines, humans) if script is not None else []
+        opening = (first or FirstMessage()).read(humans)  # before the room: nothing runs
         if room_id is None:  # "" is not "no room": it is refused as a room id below
             room_id = f"{spec.id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
         room = await staff.room(room_id, spec)
@@ -133,14 +155,16 @@ async def run_scenario(
         _show_models(console, room)
         names = _names(room)
         stopped_on_error = (await room.status()).wait_reason == "model_error"
-        async for event in room.start():
+        author, text = opening if opening is not None else (None, None)
+        async for event in room.start(text, author=author):
             render_event(console, event, names)
         if stopped_on_error:
             # Run again after a fix: the step that failed last time is retried first.
             async for event in room.retry():
                 render_event(console, event, names)
         lines = _postings(room, script_lines)
-        again = f"staffroom run {scenario} --room {room_id}"
+        hints = console.hints if isinstance(console, HintConsole) else Invocation()
+        again = hints.command("run", scenario, "--room", room_id)
         code = 0
         while True:
             status = await room.status()
@@ -150,9 +174,10 @@ async def run_scenario(
             nxt = _next_line(lines, humans, interactive, console)
             if nxt is None:
                 if status.waiting:
+                    hint = CONTINUE_HINT(cli_language(), command=f"{again} --interactive")
                     console.print(
                         f"[yellow]room {room.key} is waiting for {', '.join(status.waiting_for)}; "
-                        f"continue with: {again} --interactive (or --script FILE)[/]"
+                        f"{escape(hint)}[/] (or --script FILE)"
                     )
                 break
             failed = await _post(console, room, *nxt)

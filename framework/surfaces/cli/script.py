@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from framework.errors import InputError
+from framework.phrases import Phrase
 
 SCRIPT_ID_PREFIX = "script-"
 """Ids of messages posted from a script start with this (``script-<line>-<hash>``)."""
@@ -136,7 +137,16 @@ def parse_script_line(line: str, humans: Sequence[str]) -> tuple[str, str] | Non
     stripped = line.strip()
     if not stripped or stripped.startswith("#"):
         return None
-    text = stripped.replace("\\n", "\n")
+    return split_author(stripped, humans, escapes=True)
+
+
+def split_author(text: str, humans: Sequence[str], *, escapes: bool) -> tuple[str, str] | None:
+    """``(author, text)`` of a message that may start ``author:`` (see
+    :func:`parse_script_line`); ``escapes``: a literal ``\\n`` is a line break. None when
+    ``text`` is empty."""
+    text = text.strip().replace("\\n", "\n") if escapes else text.strip()
+    if not text:
+        return None
     for sep in _SEPARATORS:
         head, found, rest = text.partition(sep)
         if found and head.strip() in humans:
@@ -146,6 +156,37 @@ def parse_script_line(line: str, humans: Sequence[str]) -> tuple[str, str] | Non
     if is_blank(text):
         raise ValueError("the message is only spaces, line breaks or invisible characters")
     return humans[0], text
+
+
+MESSAGE_TWICE = Phrase(en="give the first message once", zh="第一条消息只能给一次")
+MESSAGE_EMPTY = Phrase(en="the first message is empty", zh="第一条消息是空的")
+MESSAGE_FIX = Phrase(
+    en="give --message TEXT or --message-file PATH ('author: text' names who says it)",
+    zh="用 --message 文本 或 --message-file 路径（'作者: 文本' 指定说话人）",
+)
+
+
+def read_message(
+    text: str | None, path: Path | None, humans: Sequence[str], language: str = "en"
+) -> tuple[str, str]:
+    """``(author, text)`` of ``run``'s first message: ``--message`` (read as a script line:
+    ``\\n`` is a line break) or the whole of ``--message-file`` (as written); either may start
+    ``author:`` (one of ``humans``), else the first human says it. Checked before a room
+    opens: :class:`ScriptError` naming the option for an empty message or an unreadable file.
+    """
+    option = "--message-file" if path is not None else "--message"
+    fix = MESSAGE_FIX(language)
+    if text is not None and path is not None:
+        raise ScriptError(MESSAGE_TWICE(language), field=option, fix=fix)
+    if path is not None:  # missing, a folder, not UTF-8: said with the file's name
+        text = "\n".join(read_script(path)).strip()
+    try:
+        parsed = split_author(text or "", humans or ["user"], escapes=path is None)
+    except ValueError as exc:
+        raise ScriptError(str(exc), file=path, field=option, fix=fix) from None
+    if parsed is None:
+        raise ScriptError(MESSAGE_EMPTY(language), file=path, field=option, fix=fix)
+    return parsed
 
 
 def is_blank(text: str) -> bool:

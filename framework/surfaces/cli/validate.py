@@ -24,6 +24,7 @@ from framework.specs.models_file import MODELS_FILE, model_problems
 from framework.specs.project import SCENARIOS, SOPS, YAML_SUFFIXES, project_root
 from framework.specs.scenario import load_scenario
 from framework.specs.sop_card import load_sop_card
+from framework.specs.validation import spec_files
 from framework.staffroom import Staffroom
 
 
@@ -36,9 +37,16 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
     refused there), and a damaged store is reported. ``knowledge.yaml`` is checked when the
     project or a named folder has one."""
     project = settings.project_dir
+    # A path in the project (as errors name files: scenarios/x.yaml) runs from any folder.
+    paths = [
+        p if p.is_absolute() or p.exists() or not (project / p).exists() else project / p
+        for p in paths
+    ]
     catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
-    store = asyncio.run(_store_view(settings, _libraries(paths, project)))
-    errors = catalog.validate_paths(paths, store.bests)
+    # The data folder holds a team's notes and logs, never its specs: it is not walked.
+    skip = [settings.data_dir]
+    store = asyncio.run(_store_view(settings, _libraries(paths, project, skip)))
+    errors = catalog.validate_paths(paths, store.bests, skip)
     errors += [p for p in store.problems if str(p) not in {str(e) for e in errors}]
     # models.yaml and the model names cards use, for the project and any project folder named.
     roots = {project.resolve(): catalog}
@@ -101,14 +109,14 @@ async def _store_view(settings: Settings, libraries: dict[Path, set[str]]) -> _S
     return view
 
 
-def _libraries(paths: list[Path], project: Path) -> dict[Path, set[str]]:
+def _libraries(paths: list[Path], project: Path, skip: list[Path]) -> dict[Path, set[str]]:
     """The ``sop_library/`` folders ``run`` imports for what ``paths`` hold, each with the
     SOPs that concern them: a card's own SOP (in the library it is in), and the SOPs a
     scenario uses (in its project's library, else the current project's). An SOP no named
     file uses is not theirs to report (a broken file stops only what uses it)."""
     found: dict[Path, tuple[Path, set[str]]] = {}  # named as the paths name it: errors say so
     for path in paths:
-        files = [path] if path.is_file() else sorted(path.rglob("*")) if path.is_dir() else []
+        files = [path] if path.is_file() else spec_files(path, skip) if path.is_dir() else []
         for file in files:
             library, ids = _library_of(file, file == path, project)
             if library is not None and ids and library.is_dir():

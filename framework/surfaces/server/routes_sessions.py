@@ -51,7 +51,8 @@ class _Body(BaseModel):
 
 
 class OpenRoom(_Body):
-    """Which scenario a new room runs (ignored when the room exists with the same one)."""
+    """Which scenario a new room runs (ignored when the room exists with the same one), and
+    the room's first message, which its first step works on."""
 
     scenario: str = Field(
         min_length=1,
@@ -59,6 +60,17 @@ class OpenRoom(_Body):
         pattern=NAME_PATTERN,
         examples=["tech-article"],
         description="A scenario id of the project (GET /api/scenarios)",
+    )
+    message: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_MESSAGE_CHARS,
+        examples=["Ticket #4411 from Acme Corp: checkout API returns HTTP 502"],
+        description="The room's first message (its input): posted before the first step "
+        "runs; the same message sent again is posted once",
+    )
+    author: Name | None = Field(
+        None, description="Who says the first message (default: the scenario's first human)"
     )
 
 
@@ -135,7 +147,14 @@ async def open_room(
     # Only ids from the project's scenarios/: a path would let a caller load any file.
     check_name(body.scenario, field="scenario")
     state = get_state(request)
-    await state.gateway.open_room(room_id, body.scenario)
+    author = body.author
+    if body.message is not None:  # the token must be one that may speak as its author
+        if author is None:
+            humans = state.gateway.staff.catalog.scenario_by_id(body.scenario).humans
+            author = humans[0] if humans else ""
+        check_name(author, field="author")
+        principal.check_user(author)
+    await state.gateway.open_room(room_id, body.scenario, message=body.message, author=author)
     return dict(state.scrub.value((await state.gateway.status(key)).to_dict()))
 
 
