@@ -129,7 +129,10 @@ function feedback(c) {
   }
   if (isNumber(c.off_sop_turns) && c.off_sop_turns > 0) facts.push(t("feedback.off_sop", { n: c.off_sop_turns }));
   if (isNumber(c.duration_s) && c.duration_s > 0) facts.push(t("feedback.duration", { duration: duration(c.duration_s) }));
-  const sentence = t(head, { sop }) + (facts.length ? `: ${facts.join(t("list.sep"))}.` : ".");
+  const said = t(head, { sop });
+  const sentence = facts.length
+    ? t("feedback.with_facts", { head: said, facts: facts.join(t("list.sep")) })
+    : t("feedback.bare", { head: said });
   const parts = [line("feedback", sentence)];
   for (const failure of list(c.failures)) parts.push(sub(t("feedback.lacking", { failure: clip(failure, SHORT_CHARS) }), "failed"));
   return parts;
