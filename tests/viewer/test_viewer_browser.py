@@ -75,7 +75,7 @@ def test_a_room_runs_live_and_resumes_without_duplicates(page: Page, server: Ser
     assert page.evaluate("window.__xss") is None
     assert page.locator("#transcript img").count() == 0
     expect(page.locator("#outcome")).to_be_visible()
-    expect(page.locator("#outcome-facts")).to_contain_text("sop_complete")
+    expect(page.locator("#outcome-facts")).to_contain_text("all steps done")
     expect(page.locator("#outcome-facts")).to_contain_text("tech-article@1 runs")
     expect(
         page.locator('#transcript li[data-kind="message"] .who', has_text="设计师小D")

@@ -3,7 +3,7 @@
 // lacks is left out of the sentence, never shown as "undefined" or "null", and no content is
 // ever shown as raw JSON. Room text is set with textContent only (see h() in api.js).
 import { h } from "./api.js";
-import { duration, localTime, names, t } from "./labels.js";
+import { duration, localTime, names, reason, t } from "./labels.js";
 
 const TEXT_CHARS = 4000; // a message longer than this is cut (the log has all of it)
 const SHORT_CHARS = 300; // a tool's output, an error's detail
@@ -24,7 +24,10 @@ export function renderEvent(event, name = (x) => x) {
 
 const KINDS = {
   message,
-  sop_step: ({ c, text }) => [line("step", t("step", { n: c.n, speakers: names(c.speakers), do: c.do ?? text }))],
+  sop_step: ({ c, text }) => {
+    const said = t("step", { n: c.n, speakers: names(c.speakers), do: c.do ?? text });
+    return [line("step", said)];
+  },
   plan,
   tool_call: ({ event, c, name }) => {
     const args = toolArgs(c.args);
@@ -33,7 +36,8 @@ const KINDS = {
   },
   tool_result: ({ c }) => {
     const key = c.ok ? "tool.ok" : "tool.failed";
-    return [line(`tool ${c.ok ? "ok" : "failed"}`, t(key, { name: c.name, output: clip(c.output, SHORT_CHARS) }))];
+    const said = t(key, { name: c.name, output: clip(c.output, SHORT_CHARS) });
+    return [line(`tool ${c.ok ? "ok" : "failed"}`, said)];
   },
   wait,
   outcome,
@@ -87,30 +91,41 @@ function plan({ c, meta }) {
   const title = c.title || c.scenario || "";
   const sop = meta.sop || c.sop;
   const parts = [line("entered", sop ? t("entered", { title, sop }) : t("entered.no_sop", { title }))];
-  if (c.announcement) parts.push(h("div", { className: "text announcement" }, clip(c.announcement, TEXT_CHARS)));
+  if (c.announcement) {
+    parts.push(h("div", { className: "text announcement" }, clip(c.announcement, TEXT_CHARS)));
+  }
   return parts;
 }
 
 function wait({ c }) {
   const people = names(c.waiting_for) || t("status.people");
-  const reason = c.reason;
+  const why = c.reason;
   let said;
-  if (reason === "waits_for_input") {
-    said = c.after_step ? t("wait.waits_for_input", { people, step: c.after_step }) : t("wait.waits_for_input_any", { people });
-  } else if (reason === "model_error") {
+  if (why === "waits_for_input") {
+    said = c.after_step
+      ? t("wait.waits_for_input", { people, step: c.after_step })
+      : t("wait.waits_for_input_any", { people });
+  } else if (why === "model_error") {
     said = t("wait.model_error", { people, error: clip(c.error || "", SHORT_CHARS) });
-  } else if (reason === "confirm_remark" || reason === "interrupted") {
-    said = t(`wait.${reason}`, { people });
+  } else if (why === "confirm_remark" || why === "interrupted") {
+    said = t(`wait.${why}`, { people });
   } else {
-    said = t("wait.other", { people, reason: reason || "" });
+    said = t("wait.other", { people, reason: why || "" });
   }
   const parts = [line("wait", said)];
-  if (Array.isArray(c.dropped) && c.dropped.length) parts.push(sub(t("wait.dropped", { names: names(c.dropped) })));
+  if (Array.isArray(c.dropped) && c.dropped.length) {
+    parts.push(sub(t("wait.dropped", { names: names(c.dropped) })));
+  }
   return parts;
 }
 
 function outcome({ c }) {
-  const values = { reason: c.reason || "", done: count(c.steps_done), total: count(c.steps_total), turns: count(c.turns) };
+  const values = {
+    reason: reason(c.reason),
+    done: count(c.steps_done),
+    total: count(c.steps_total),
+    turns: count(c.turns),
+  };
   let key = "outcome.other";
   if (!c.steps_total) key = "outcome.free";
   else if (["sop_complete", "stop_word", "max_turns"].includes(c.reason)) key = `outcome.${c.reason}`;
@@ -120,21 +135,28 @@ function outcome({ c }) {
 /** A run's measured result: only the facts the event holds (late feedback holds fewer). */
 function feedback(c) {
   const sop = c.sop || "";
-  const head = c.late ? (c.success ? "feedback.late_success" : "feedback.late_failure") : c.success ? "feedback.success" : "feedback.failure";
+  const head = `feedback.${c.late ? "late_" : ""}${c.success ? "success" : "failure"}`;
   const facts = [];
   if (isNumber(c.score)) facts.push(t("feedback.score", { score: score(c.score) }));
   if (isNumber(c.corrections)) facts.push(corrections(c.corrections));
   if (isNumber(c.human_interventions) && c.human_interventions > 0) {
-    facts.push(c.human_interventions === 1 ? t("feedback.intervention") : t("feedback.interventions", { n: c.human_interventions }));
+    const n = c.human_interventions;
+    facts.push(n === 1 ? t("feedback.intervention") : t("feedback.interventions", { n }));
   }
-  if (isNumber(c.off_sop_turns) && c.off_sop_turns > 0) facts.push(t("feedback.off_sop", { n: c.off_sop_turns }));
-  if (isNumber(c.duration_s) && c.duration_s > 0) facts.push(t("feedback.duration", { duration: duration(c.duration_s) }));
+  if (isNumber(c.off_sop_turns) && c.off_sop_turns > 0) {
+    facts.push(t("feedback.off_sop", { n: c.off_sop_turns }));
+  }
+  if (isNumber(c.duration_s) && c.duration_s > 0) {
+    facts.push(t("feedback.duration", { duration: duration(c.duration_s) }));
+  }
   const said = t(head, { sop });
   const sentence = facts.length
     ? t("feedback.with_facts", { head: said, facts: facts.join(t("list.sep")) })
     : t("feedback.bare", { head: said });
   const parts = [line("feedback", sentence)];
-  for (const failure of list(c.failures)) parts.push(sub(t("feedback.lacking", { failure: clip(failure, SHORT_CHARS) }), "failed"));
+  for (const failure of list(c.failures)) {
+    parts.push(sub(t("feedback.lacking", { failure: clip(failure, SHORT_CHARS) }), "failed"));
+  }
   return parts;
 }
 
@@ -148,7 +170,9 @@ function revision(c) {
   }
   for (const edit of list(c.edits)) parts.push(sub(plain(edit)));
   const conflicts = list(c.conflicts);
-  if (conflicts.length && !("edits" in c)) parts.push(line("revision", t("revision.conflicts", { sop: c.sop })));
+  if (conflicts.length && !("edits" in c)) {
+    parts.push(line("revision", t("revision.conflicts", { sop: c.sop })));
+  }
   for (const conflict of conflicts) parts.push(sub(plain(conflict), "conflict"));
   if (list(c.reviewers).length) parts.push(sub(t("revision.reviewers", { names: names(c.reviewers) })));
   return parts.length ? parts : [line("revision", t("revision.proposed_bare", { sop: c.sop, status }))];
@@ -156,7 +180,8 @@ function revision(c) {
 
 function extraction(c) {
   if (!c.extracted) return [line("extraction", t("extraction.none", { why: c.why || "" }))];
-  const parts = [line("extraction", t("extraction.done", { ref: c.extracted, status: statusWord(c.status) }))];
+  const said = t("extraction.done", { ref: c.extracted, status: statusWord(c.status) });
+  const parts = [line("extraction", said)];
   for (const step of list(c.steps)) parts.push(sub(plain(step)));
   if (c.review) parts.push(sub(t("extraction.review", { review: c.review })));
   if (c.why) parts.push(sub(t("extraction.why", { why: c.why })));
@@ -173,18 +198,21 @@ function knowledge({ c }) {
   if (!journals && !routed.length) parts.push(line("knowledge", t("knowledge.nothing")));
   else parts.push(line("knowledge", t("knowledge.summary", { journals, items: routed.length })));
   for (const r of routed) {
-    parts.push(sub(t("knowledge.item", { category: r.category, to: r.to, outcome: r.outcome, text: clip(r.text, SHORT_CHARS) })));
+    const text = clip(r.text, SHORT_CHARS);
+    parts.push(sub(t("knowledge.item", { category: r.category, to: r.to, outcome: r.outcome, text })));
   }
   const gate = c.gate && typeof c.gate === "object" ? c.gate : {};
   if (gate.fired) parts.push(sub(t("knowledge.gate", { reasons: list(gate.reasons).join(t("items.sep")) })));
-  for (const reason of list(c.fallbacks)) parts.push(sub(t("knowledge.fallback", { reason }), "fallback"));
+  for (const why of list(c.fallbacks)) parts.push(sub(t("knowledge.fallback", { reason: why }), "fallback"));
   return parts;
 }
 
 function consolidation({ c }) {
-  const parts = [line("consolidation", t("consolidation.summary", { messages: count(c.messages), lines: count(c.history_lines) }))];
+  const summary = { messages: count(c.messages), lines: count(c.history_lines) };
+  const parts = [line("consolidation", t("consolidation.summary", summary))];
   const facts = list(c.facts).map(plain);
-  parts.push(sub(facts.length ? t("consolidation.facts", { facts: facts.join(t("items.sep")) }) : t("consolidation.no_facts")));
+  const kept = facts.join(t("items.sep"));
+  parts.push(sub(facts.length ? t("consolidation.facts", { facts: kept }) : t("consolidation.no_facts")));
   return parts;
 }
 
@@ -192,8 +220,9 @@ function remark({ c, name }) {
   const by = c.by ? name(String(c.by)) : "";
   const status = String(c.status || "");
   let said;
-  if (typeof c.text === "string" && c.text) said = status === "understood" && by ? t("remark.by", { by, text: c.text }) : c.text;
-  else if (status === "none") said = t("remark.none", { by });
+  if (typeof c.text === "string" && c.text) {
+    said = status === "understood" && by ? t("remark.by", { by, text: c.text }) : c.text;
+  } else if (status === "none") said = t("remark.none", { by });
   else said = t("remark.status", { by, status: t(`remark.${status}`) });
   const parts = [line(`remark ${status}`, said)];
   if (typeof c.ask === "string" && c.ask) parts.push(sub(c.ask));
@@ -203,9 +232,22 @@ function remark({ c, name }) {
 function error({ event, c, text, name }) {
   const code = c.error;
   const detail = clip(c.detail ?? text, SHORT_CHARS);
-  const known = ["model_error", "empty_reply", "tool_loop_limit", "malformed_tool_call", "unknown_tool", "hook_failed"];
+  const known = [
+    "model_error",
+    "empty_reply",
+    "tool_loop_limit",
+    "malformed_tool_call",
+    "unknown_tool",
+    "hook_failed",
+  ];
   const key = known.includes(code) ? `error.${code}` : "error.other";
-  const values = { error: code || "", detail, kind: c.kind || "", attempts: count(c.attempts), hook: c.hook || "" };
+  const values = {
+    error: code || "",
+    detail,
+    kind: c.kind || "",
+    attempts: count(c.attempts),
+    hook: c.hook || "",
+  };
   const said = text && !code ? text : t(key, values);
   return [who(event, name), line("error", said)];
 }
@@ -224,7 +266,9 @@ function other({ event, c, text, name }) {
   const parts = [who(event, name), line("text", t("event.other", { kind: event.kind }))];
   if (text) parts.push(h("div", { className: "text" }, clip(text, TEXT_CHARS)));
   for (const [key, value] of Object.entries(c)) {
-    if (["string", "number", "boolean"].includes(typeof value)) parts.push(sub(`${key}: ${clip(String(value), SHORT_CHARS)}`));
+    if (["string", "number", "boolean"].includes(typeof value)) {
+      parts.push(sub(`${key}: ${clip(String(value), SHORT_CHARS)}`));
+    }
   }
   return parts;
 }

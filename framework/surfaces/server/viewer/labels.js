@@ -50,6 +50,10 @@ export const LABELS = {
     "status.model_error": "the model failed: {error}",
     "status.ended": "ended: {reason}",
     "status.running": "running",
+    "reason.sop_complete": "all steps done",
+    "reason.stop_word": "stopped by a stop word",
+    "reason.max_turns": "turn limit reached",
+    "reason.interrupted": "paused for a newer message",
     "status.queued": "{n} queued",
     "status.policy": "double texting: {policy}",
     "stream.live": "live",
@@ -237,6 +241,10 @@ export const LABELS = {
     "status.model_error": "模型出错：{error}",
     "status.ended": "已结束：{reason}",
     "status.running": "运行中",
+    "reason.sop_complete": "全部步骤完成",
+    "reason.stop_word": "被停止词终止",
+    "reason.max_turns": "达到轮数上限",
+    "reason.interrupted": "因新消息暂停",
     "status.queued": "{n} 条排队",
     "status.policy": "连发策略：{policy}",
     "stream.live": "已连接",
@@ -416,6 +424,12 @@ export function applyLabels(root = document) {
   for (const el of root.querySelectorAll("[data-label-placeholder]")) {
     el.placeholder = t(el.dataset.labelPlaceholder);
   }
+}
+
+/** A run's stop reason in words ("all steps done"); a code this table lacks as it is. */
+export function reason(code) {
+  const key = `reason.${code}`;
+  return key in LABELS[current] ? t(key) : String(code ?? "");
 }
 
 /** A list of names joined in the page's language. */

@@ -28,7 +28,9 @@ async function renderSop(sop) {
     h("h3", {}, sop.id, h("span", { className: "hint" }, ` ${sop.scope} · ${best}${trial}`)),
     h("p", { className: "goal" }, sop.goal),
   );
-  if (sop.problem) section.append(h("p", { className: "error" }, t("library.problem", { problem: sop.problem })));
+  if (sop.problem) {
+    section.append(h("p", { className: "error" }, t("library.problem", { problem: sop.problem })));
+  }
   const explain = h("details", { className: "explain" }, h("summary", {}, t("library.explain")));
   section.append(explain);
   explain.addEventListener("toggle", () => explainSop(sop.id, explain), { once: true });

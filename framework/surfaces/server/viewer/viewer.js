@@ -3,7 +3,7 @@
 // with textContent (see h() in api.js), never parsed as HTML. Labels come from labels.js.
 import { api, authorization, h, percent, setToken, showError, token } from "./api.js";
 import { renderEvent } from "./events.js";
-import { applyLabels, chooseLanguage, duration, names, setLanguage, t } from "./labels.js";
+import { applyLabels, chooseLanguage, duration, names, reason, setLanguage, t } from "./labels.js";
 import { follow } from "./sse.js";
 import { loadLibrary } from "./sops.js";
 
@@ -199,7 +199,8 @@ async function openSession(key) {
 
 function streamState(key, state, final) {
   if (key !== view.key) return;
-  const text = typeof state === "string" ? t(`stream.${state}`) : t("stream.error", { message: state.message });
+  const text =
+    typeof state === "string" ? t(`stream.${state}`) : t("stream.error", { message: state.message });
   $("stream-state").textContent = text;
   $("stream-state").dataset.state = typeof state === "string" ? state : "error";
   if (final) notice(state);
@@ -246,10 +247,13 @@ function describeStatus(state) {
   const parts = [state.scenario ? t("status.scenario", { scenario: state.scenario }) : null];
   if (room.sop) parts.push(t("status.step", { step: room.step, total: room.steps_total, sop: room.sop }));
   if (room.waiting) {
-    parts.push(t("status.waiting", { people: names((room.waiting_for || []).map(displayName)) || t("status.people") }));
+    const people = names((room.waiting_for || []).map(displayName)) || t("status.people");
+    parts.push(t("status.waiting", { people }));
   }
-  if (room.wait_reason === "model_error" && room.error) parts.push(t("status.model_error", { error: room.error }));
-  if (room.stop_reason) parts.push(t("status.ended", { reason: room.stop_reason }));
+  if (room.wait_reason === "model_error" && room.error) {
+    parts.push(t("status.model_error", { error: room.error }));
+  }
+  if (room.stop_reason) parts.push(t("status.ended", { reason: reason(room.stop_reason) }));
   if (state.busy) parts.push(t("status.running"));
   if (state.queued) parts.push(t("status.queued", { n: state.queued }));
   if (state.policy) parts.push(t("status.policy", { policy: state.policy }));
@@ -351,7 +355,7 @@ function showOutcome(part, c) {
     if (number(c.duration_s)) add("duration", duration(c.duration_s));
     if (Array.isArray(c.failures) && c.failures.length) add("lacking", c.failures.join(t("items.sep")));
   } else {
-    add("ended", c.reason);
+    add("ended", reason(c.reason));
     if (c.steps_total) add("steps", `${c.steps_done ?? 0}/${c.steps_total}`);
     if (c.sop) showMetrics(c.sop, facts);
   }
