@@ -256,7 +256,10 @@ function describeStatus(state) {
   if (room.stop_reason) parts.push(t("status.ended", { reason: reason(room.stop_reason) }));
   if (state.busy) parts.push(t("status.running"));
   if (state.queued) parts.push(t("status.queued", { n: state.queued }));
-  if (state.policy) parts.push(t("status.policy", { policy: state.policy }));
+  if (state.policy) {
+    const key = `policy.${state.policy}`;
+    parts.push(t("status.policy", { policy: t(key) === key ? state.policy : t(key) }));
+  }
   return parts.filter(Boolean).join(" · ");
 }
 
