@@ -4,6 +4,7 @@ folder, the offline simulator, and two tokens (a manager's and a read-only viewe
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -11,8 +12,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
+from playwright.sync_api import Browser, Page
 
 HERE = Path(__file__).resolve().parent
 MANAGER = "manager-token-0123456789"
@@ -53,6 +56,10 @@ class Server:
     root: Path
     port: int = field(default_factory=free_port)
     no_auth: bool = False
+    args: list[str] = field(default_factory=list)
+    """More options for viewer_server.py (``--project``, ``--model-url``)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Environment variables for the server (the test's STAFFROOM_* ones are never passed)."""
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
 
@@ -68,11 +75,13 @@ class Server:
         config = self.root / "server.yaml"
         config.write_text(CONFIG, encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
+        env.update(self.env)
         self.starts += 1
         log = (self.root / f"server-{self.starts}.log").open("wb")
         command = [sys.executable, str(HERE / "viewer_server.py"), "--data", str(self.data)]
         command += ["--port", str(self.port), "--config", str(config)]
         command += ["--no-auth"] if self.no_auth else []
+        command += self.args
         self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
@@ -110,3 +119,39 @@ class Server:
     def client(self, token: str | None = MANAGER) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=120)
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = 60_000
+"""How long a step may take to show up (a wait for the page, never an assertion on time)."""
+
+
+class Pages:
+    """Opens pages in fresh browser contexts (a language, a time zone, a window size) and
+    fails the test if any of them raised a JavaScript error."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+        self.contexts: list[Any] = []
+        self.errors: list[str] = []
+
+    def open(self, **options: Any) -> Page:
+        context = self.browser.new_context(**{"locale": "en-US", **options})
+        context.set_default_timeout(WAIT_MS)
+        self.contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        return page
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()

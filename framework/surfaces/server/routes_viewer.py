@@ -4,15 +4,20 @@ Served from the package (``viewer/``), never from the data folder: nothing a roo
 become part of the page. The page needs no token to load; it asks for one and sends it with
 every API call (see ``viewer/api.js``). Its content security policy allows only its own
 scripts and styles, so even a mistake that put room text into HTML could not run it.
+
+``/viewer/settings.json`` tells the page what the project decides for it: today its
+language, so the page's labels follow the project (else the reader's browser).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from fastapi import APIRouter
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse
 
+from framework.phrases import Language
 from framework.surfaces.server.problems import Problem
 
 VIEWER_DIR = Path(__file__).with_name("viewer")
@@ -57,6 +62,22 @@ async def page() -> FileResponse:
     return FileResponse(
         VIEWER_DIR / "index.html", media_type="text/html; charset=utf-8", headers=_HEADERS
     )
+
+
+def project_language() -> Language | None:
+    """The language the project sets for its people (``$STAFFROOM_LANGUAGE``: ``en`` or
+    ``zh``, any regional tag of them); None leaves the choice to each reader's browser."""
+    tag = os.environ.get("STAFFROOM_LANGUAGE", "").strip().lower()
+    if tag.startswith("zh"):
+        return "zh"
+    return "en" if tag.startswith("en") else None
+
+
+@router.get("/viewer/settings.json")
+async def viewer_settings() -> JSONResponse:
+    """What the page follows: ``{"language": "en" | "zh" | null}`` (no token needed: it holds
+    nothing but the label language)."""
+    return JSONResponse({"language": project_language()}, headers=_HEADERS)
 
 
 @router.get("/viewer/{name}")

@@ -1,5 +1,6 @@
 // The page's one way to the server: the bearer token kept in this tab, JSON in and out, and
 // the server's error body turned into an Error whose message and fix the page shows.
+import { t } from "./labels.js";
 import { readProblem } from "./sse.js";
 
 const TOKEN_KEY = "staffroom.token";
@@ -44,7 +45,7 @@ export function showError(el, error) {
   if (error.fix) {
     const fix = document.createElement("span");
     fix.className = "fix";
-    fix.textContent = `fix: ${error.fix}`;
+    fix.textContent = t("fix", { fix: error.fix });
     el.append(" ", fix);
   }
 }

@@ -2,6 +2,7 @@
 // against the best version, and approve / edit as a new version / publish / deprecate. The
 // server enforces the reviewers; a refusal is shown from its JSON body (message and fix).
 import { api, h, percent, showError, splitNames } from "./api.js";
+import { applyLabels, localTime, names, t } from "./labels.js";
 
 const $ = (id) => document.getElementById(id);
 const sopPath = (id) => `/api/sops/${encodeURIComponent(id)}`;
@@ -18,16 +19,19 @@ export async function loadLibrary() {
 }
 
 async function renderSop(sop) {
-  const best = sop.best ? `best: v${sop.best}` : "no published version";
-  const trial = sop.trial ? ` · trial: v${sop.trial.version} since ${sop.trial.started_at}` : "";
+  const best = sop.best ? t("library.best", { n: sop.best }) : t("library.no_best");
+  const since = sop.trial ? localTime(sop.trial.started_at).short : "";
+  const trial = sop.trial ? ` · ${t("library.trial", { n: sop.trial.version, since })}` : "";
   const section = h(
     "section",
     { className: "sop", dataset: { sop: sop.id } },
     h("h3", {}, sop.id, h("span", { className: "hint" }, ` ${sop.scope} · ${best}${trial}`)),
     h("p", { className: "goal" }, sop.goal),
   );
-  if (sop.problem) section.append(h("p", { className: "error" }, `card not imported: ${sop.problem}`));
-  const explain = h("details", { className: "explain" }, h("summary", {}, "Why the best wins"));
+  if (sop.problem) {
+    section.append(h("p", { className: "error" }, t("library.problem", { problem: sop.problem })));
+  }
+  const explain = h("details", { className: "explain" }, h("summary", {}, t("library.explain")));
   section.append(explain);
   explain.addEventListener("toggle", () => explainSop(sop.id, explain), { once: true });
   for (const v of [...sop.versions].reverse()) section.append(await renderVersion(sop, v));
@@ -45,12 +49,20 @@ async function explainSop(id, el) {
 
 async function renderVersion(sop, v) {
   const el = $("version-template").content.firstElementChild.cloneNode(true);
+  applyLabels(el);
   el.dataset.ref = v.ref;
   el.dataset.status = v.status;
   const q = (selector) => el.querySelector(selector);
   q(".ref").textContent = v.ref;
-  q(".status").textContent = v.status + (v.version === sop.best ? " · best" : "");
+  const status = t(`status.${v.status}`) === `status.${v.status}` ? v.status : t(`status.${v.status}`);
+  q(".status").textContent = status + (v.version === sop.best ? ` · ${t("status.best")}` : "");
   q(".why").textContent = v.why;
+  // Why it was retired: its newest deprecation note (the change log keeps it).
+  const retired = [...(v.change_log || [])].reverse().find((e) => String(e.why).startsWith("deprecated: "));
+  if (v.status === "deprecated" && retired) {
+    q(".retired").textContent = t("library.retired", { reason: retired.why.slice("deprecated: ".length) });
+    q(".retired").hidden = false;
+  }
   q(".metrics").textContent = metricsText(v);
   q(".review").textContent = reviewText(v);
   if (v.status === "draft") await showDiff(sop.id, v, q(".diff"));
@@ -84,14 +96,14 @@ function metricsText(v) {
   const m = v.metrics;
   const users = Object.entries(m.hit_rate_by_user || {}).map(([u, r]) => `${u} ${percent(r)}`);
   const parts = [
-    `runs ${m.runs}`,
-    `success ${percent(m.success_rate)}`,
-    `corrections ${m.corrections}`,
-    `replaced ${m.replaced}×`,
-    `lacking evidence ${m.lacking_evidence}/${m.runs}`,
+    t("metrics.runs", { n: m.runs }),
+    t("metrics.success", { rate: percent(m.success_rate) }),
+    t("metrics.corrections", { n: m.corrections }),
+    t("metrics.replaced", { n: m.replaced }),
+    t("metrics.lacking", { n: m.lacking_evidence, runs: m.runs }),
   ];
-  if (users.length) parts.push(`hit rate: ${users.join(", ")}`);
-  if (v.score !== null && v.score !== undefined) parts.push(`score ${v.score.toFixed(2)}`);
+  if (users.length) parts.push(t("metrics.hit_rate", { users: users.join(t("list.sep")) }));
+  if (typeof v.score === "number") parts.push(t("metrics.score", { score: v.score.toFixed(2) }));
   if (v.ineligible) parts.push(v.ineligible);
   return parts.join(" · ");
 }
@@ -99,9 +111,9 @@ function metricsText(v) {
 function reviewText(v) {
   const approved = v.approvals.map((a) => a.reviewer);
   const parts = [];
-  if (v.reviewers.length) parts.push(`reviewers: ${v.reviewers.join(", ")}`);
-  if (approved.length) parts.push(`approved by ${approved.join(", ")}`);
-  if (v.awaiting.length) parts.push(`awaiting approval from ${v.awaiting.join(", ")}`);
+  if (v.reviewers.length) parts.push(t("review.reviewers", { names: names(v.reviewers) }));
+  if (approved.length) parts.push(t("review.approved", { names: names(approved) }));
+  if (v.awaiting.length) parts.push(t("review.awaiting", { names: names(v.awaiting) }));
   return parts.join(" · ");
 }
 
@@ -111,7 +123,7 @@ async function showDiff(id, v, pre) {
     if (!diff.against) return;
     const lines = diff.steps.length ? diff.steps : diff.card;
     pre.replaceChildren(
-      h("span", { className: "diff-head" }, `against ${diff.against}\n`),
+      h("span", { className: "diff-head" }, `${t("diff.against", { ref: diff.against })}\n`),
       ...lines.map((line) => h("span", { className: diffClass(line) }, `${line}\n`)),
     );
     pre.hidden = false;

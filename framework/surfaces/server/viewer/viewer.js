@@ -1,7 +1,9 @@
 // The room viewer: sessions, a live transcript (SSE over fetch), the SOP in use, the outcome,
 // and a box to post as one of the room's people. Room text is untrusted: it is only ever set
-// with textContent (see h() in api.js), never parsed as HTML.
+// with textContent (see h() in api.js), never parsed as HTML. Labels come from labels.js.
 import { api, authorization, h, percent, setToken, showError, token } from "./api.js";
+import { renderEvent } from "./events.js";
+import { applyLabels, chooseLanguage, duration, names, reason, setLanguage, t } from "./labels.js";
 import { follow } from "./sse.js";
 import { loadLibrary } from "./sops.js";
 
@@ -13,11 +15,28 @@ const view = {
   seen: new Set(), // event ids shown: a replayed event is never shown twice
   state: null, // the session's last status (humans, display names)
   sop: null, // the ref shown in the SOP panel
+  entered: false, // an entry event set the panel: the version this room ran, not today's best
+  busySince: 0, // when the page started waiting for a reply (0: not waiting)
+  heard: false, // the room said something since the last post
   ready: false, // the server answers us (a token, or a --no-auth server)
   lastKind: null, // the kind of the newest event shown
 };
 
-function start() {
+/** The project's language (the server's /viewer/settings.json), else the browser's. */
+async function loadLanguage() {
+  let project = null;
+  try {
+    const response = await fetch("/viewer/settings.json", { cache: "no-store" });
+    if (response.ok) project = (await response.json()).language;
+  } catch {
+    project = null; // an older server: the browser's language
+  }
+  setLanguage(chooseLanguage(project));
+  applyLabels();
+}
+
+async function start() {
+  await loadLanguage();
   $("token-form").addEventListener("submit", (e) => {
     e.preventDefault();
     setToken($("token-input").value.trim());
@@ -145,7 +164,16 @@ function openFromHash() {
 
 function closeSession() {
   if (view.stream) view.stream.abort();
-  Object.assign(view, { key: null, stream: null, seen: new Set(), state: null, sop: null, lastKind: null });
+  Object.assign(view, {
+    key: null,
+    stream: null,
+    seen: new Set(),
+    state: null,
+    sop: null,
+    entered: false,
+    lastKind: null,
+  });
+  busy(false);
   $("room").hidden = true;
 }
 
@@ -171,7 +199,8 @@ async function openSession(key) {
 
 function streamState(key, state, final) {
   if (key !== view.key) return;
-  const text = typeof state === "string" ? state : `stream: ${state.message}`;
+  const text =
+    typeof state === "string" ? t(`stream.${state}`) : t("stream.error", { message: state.message });
   $("stream-state").textContent = text;
   $("stream-state").dataset.state = typeof state === "string" ? state : "error";
   if (final) notice(state);
@@ -193,6 +222,11 @@ async function refreshStatus(again = 0) {
     }
     view.state = state;
     $("room-status").textContent = describeStatus(state);
+    // A run that just paused or ended may still count as busy for a moment: its last event
+    // settles the sign, and a status asked right after a post cannot clear it.
+    const settled = ["wait", "outcome", "session_end"].includes(view.lastKind);
+    if (state.queued || (state.busy && !settled)) busy(true);
+    else if (view.busySince && !posting && view.heard) busy(false);
     const humans = state.humans && state.humans.length ? state.humans : [];
     const picker = $("post-author");
     const chosen = picker.value;
@@ -200,7 +234,9 @@ async function refreshStatus(again = 0) {
       ...humans.map((name) => h("option", { value: name, textContent: displayName(name) })),
     );
     if (humans.includes(chosen)) picker.value = chosen;
-    if (state.sop || (state.room && state.room.sop)) showSop(state.sop || state.room.sop);
+    // The version this run entered on (its checkpoint), never the plan's: a room reopened
+    // after a newer version was published still ran the one its entry event names.
+    if (!view.entered && state.room && state.room.sop) showSop(state.room.sop);
   } catch (error) {
     notice(error);
   }
@@ -208,15 +244,43 @@ async function refreshStatus(again = 0) {
 
 function describeStatus(state) {
   const room = state.room || {};
-  const parts = [state.scenario ? `scenario ${state.scenario}` : null];
-  if (room.sop) parts.push(`step ${room.step}/${room.steps_total} of ${room.sop}`);
-  if (room.waiting) parts.push(`waiting for ${(room.waiting_for || []).join(", ") || "people"}`);
-  if (room.wait_reason === "model_error" && room.error) parts.push(`model error: ${room.error}`);
-  if (room.stop_reason) parts.push(`ended: ${room.stop_reason}`);
-  if (state.busy) parts.push("running");
-  if (state.queued) parts.push(`${state.queued} queued`);
-  if (state.policy) parts.push(`double texting: ${state.policy}`);
+  const parts = [state.scenario ? t("status.scenario", { scenario: state.scenario }) : null];
+  if (room.sop) parts.push(t("status.step", { step: room.step, total: room.steps_total, sop: room.sop }));
+  if (room.waiting) {
+    const people = names((room.waiting_for || []).map(displayName)) || t("status.people");
+    parts.push(t("status.waiting", { people }));
+  }
+  if (room.wait_reason === "model_error" && room.error) {
+    parts.push(t("status.model_error", { error: room.error }));
+  }
+  if (room.stop_reason) parts.push(t("status.ended", { reason: reason(room.stop_reason) }));
+  if (state.busy) parts.push(t("status.running"));
+  if (state.queued) parts.push(t("status.queued", { n: state.queued }));
+  if (state.policy) {
+    const key = `policy.${state.policy}`;
+    parts.push(t("status.policy", { policy: t(key) === key ? state.policy : t(key) }));
+  }
   return parts.filter(Boolean).join(" · ");
+}
+
+let posting = false; // a post is on its way to the server
+let ticker = null;
+
+/** The busy sign: shown from a post until the room waits, ends or goes idle again. */
+function busy(on) {
+  if (on && !view.busySince) view.busySince = Date.now();
+  if (!on) view.busySince = 0;
+  $("busy").hidden = !on;
+  clearInterval(ticker);
+  ticker = on ? setInterval(tick, 1000) : null;
+  if (on) tick();
+}
+
+function tick() {
+  if (!view.busySince) return;
+  const seconds = (Date.now() - view.busySince) / 1000;
+  const key = posting ? "busy.posting" : seconds >= 20 ? "busy.slow" : "busy.working";
+  $("busy-text").textContent = t(key, { elapsed: duration(seconds) });
 }
 
 function displayName(name) {
@@ -234,6 +298,8 @@ function receive(key, raw) {
   }
   const id = event.id || raw.id;
   if (!id || view.seen.has(id)) return;
+  if (event.kind === "plan" && (event.meta || {}).entry) view.entered = true;
+  if (!(event.meta || {}).human) view.heard = true;
   view.seen.add(id);
   const entry = render(event);
   entry.dataset.eventId = id;
@@ -241,120 +307,102 @@ function receive(key, raw) {
   $("transcript").append(entry);
   entry.scrollIntoView({ block: "nearest" });
   view.lastKind = event.kind;
-  if (["wait", "outcome", "feedback", "plan", "session_end"].includes(event.kind)) refreshStatus();
+  const settles = ["wait", "outcome", "feedback", "plan", "session_end"].includes(event.kind);
+  // A free-chat reply ends its run without a wait: ask whether the room is idle again.
+  const replied = event.kind === "message" && !(event.meta || {}).human && view.busySince;
+  if (["wait", "outcome", "session_end"].includes(event.kind) && !posting) busy(false);
+  if (settles || replied) refreshStatus();
 }
 
 function render(event) {
-  const c = event.content;
   const meta = event.meta || {};
-  const who = h("span", { className: "who" }, displayName(event.author));
-  const when = h("time", { className: "ts", dateTime: event.ts }, (event.ts || "").slice(11, 19));
-  const line = (...parts) => h("li", { className: `event ${event.kind}` }, when, ...parts);
-  switch (event.kind) {
-    case "message": {
-      const badge = meta.model === "simulated" ? h("span", { className: "badge sim" }, "simulated") : null;
-      const why = meta.why ? h("span", { className: "why" }, whyText(meta)) : null;
-      const text = h("div", { className: "text" }, typeof c === "string" ? c : JSON.stringify(c));
-      return line(who, badge, why, text);
-    }
-    case "sop_step":
-      return line(h("span", { className: "step" }, `Step ${c.n}: ${(c.speakers || []).join(", ")} — ${c.do}`));
-    case "plan":
-      if (meta.entry || c.announcement) {
-        if (c.sop) showSop(c.sop, meta.steps);
-        return line(h("div", { className: "text announcement" }, c.announcement || "entered"));
-      }
-      return line(who, h("span", { className: "text" }, JSON.stringify(c)));
-    case "tool_call":
-      return line(who, h("span", { className: "tool" }, `→ ${c.name}(${toolArgs(c.args)})`));
-    case "tool_result":
-      return line(who, h("span", { className: `tool ${c.ok ? "ok" : "failed"}` }, `← ${c.name}: ${c.output}`));
-    case "wait":
-      return line(h("span", { className: "wait" }, `waiting for ${(c.waiting_for || []).join(", ")} (${c.reason})`));
-    case "feedback":
-      showOutcome("run", c);
-      return line(h("span", { className: "feedback" }, feedbackText(c)));
-    case "outcome":
-      showOutcome("end", c);
-      return line(h("span", { className: "outcome" }, `run ended: ${c.reason} (${c.steps_done}/${c.steps_total} steps, ${c.turns} turns)`));
-    case "revision":
-      return line(h("span", { className: "revision" }, `SOP ${c.sop}: ${c.status} — ${c.why || ""}`));
-    case "error":
-    case "fallback":
-      return line(who, h("span", { className: event.kind }, typeof c === "string" ? c : JSON.stringify(c)));
-    default:
-      return line(who, h("span", { className: "text" }, `${event.kind}: ${typeof c === "string" ? c : JSON.stringify(c)}`));
-  }
+  const c = event.content && typeof event.content === "object" ? event.content : {};
+  if (event.kind === "plan" && meta.entry) showSop(meta.sop || c.sop, meta.steps, trialOf(meta, c));
+  if (event.kind === "feedback") showOutcome(c.late ? "late" : "run", c);
+  if (event.kind === "outcome") showOutcome("end", c);
+  return renderEvent(event, displayName);
 }
 
-function whyText(meta) {
-  const step = meta.step ? ` step ${meta.step}` : "";
-  return `${meta.why}${step}${meta.sop ? ` · ${meta.sop}` : ""}`;
+/** Whether the room's run is on trial: the entry's `sop_trial`, else its trial record. */
+function trialOf(meta, c) {
+  const sop = meta.sop || c.sop;
+  const records = c.sop_trials && typeof c.sop_trials === "object" ? Object.values(c.sop_trials) : [];
+  const record = records.find((r) => r && (r.trial === sop || r.best === sop)) || null;
+  const on = typeof meta.sop_trial === "boolean" ? meta.sop_trial : record ? record.arm === "trial" : null;
+  return { on, record };
 }
 
-function toolArgs(args) {
-  if (!args || typeof args !== "object") return "";
-  return args.path !== undefined ? String(args.path) : Object.keys(args).join(", ");
-}
-
-function feedbackText(c) {
-  const result = c.success ? "succeeded" : "did not succeed";
-  const failures = c.failures && c.failures.length ? `; ${c.failures.join("; ")}` : "";
-  return `${c.sop} ${result}: ${c.corrections} corrections, ${c.human_interventions} interventions${failures}`;
+function trialText(sop, trial) {
+  if (!trial || trial.on === null) return "";
+  const r = trial.record;
+  const share = r && Number(r.share) > 0 ? percent(Number(r.share)) : "";
+  if (trial.on) return r ? t("sop.trial.on", { ref: sop, best: r.best, share }) : t("sop.trial.yes");
+  return r ? t("sop.trial.best", { trial: r.trial, share }) : t("sop.trial.off");
 }
 
 function showOutcome(part, c) {
   const facts = $("outcome-facts");
   if (part === "run") facts.replaceChildren();
-  const add = (name, value) => facts.append(h("dt", {}, name), h("dd", {}, String(value)));
-  if (part === "run") {
-    add("SOP", c.sop);
-    add("success", c.success ? "yes" : "no");
-    add("corrections", c.corrections);
-    add("duration", `${Number(c.duration_s || 0).toFixed(1)} s`);
-    if (c.failures && c.failures.length) add("lacking evidence", c.failures.join("; "));
+  const add = (name, value) => {
+    if (value === null || value === undefined || value === "") return;
+    const old = facts.querySelector(`dt[data-fact="${name}"]`);
+    if (old) old.nextElementSibling.textContent = String(value);
+    else facts.append(h("dt", { dataset: { fact: name } }, t(`fact.${name}`)), h("dd", {}, String(value)));
+  };
+  const number = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  if (part === "run" || part === "late") {
+    add("sop", c.sop);
+    add("success", c.success ? t("yes") : t("no"));
+    add("score", number(c.score));
+    add("corrections", number(c.corrections));
+    if (number(c.duration_s)) add("duration", duration(c.duration_s));
+    if (Array.isArray(c.failures) && c.failures.length) add("lacking", c.failures.join(t("items.sep")));
   } else {
-    add("ended", c.reason);
-    add("steps", `${c.steps_done}/${c.steps_total}`);
-    if (c.sop) showMetrics(c.sop, add);
+    add("ended", reason(c.reason));
+    if (c.steps_total) add("steps", `${c.steps_done ?? 0}/${c.steps_total}`);
+    if (c.sop) showMetrics(c.sop, facts);
   }
   $("outcome").hidden = false;
 }
 
-async function showMetrics(ref, add) {
+async function showMetrics(ref, facts) {
   const [id, n] = ref.split("@");
+  const add = (label, value) => facts.append(h("dt", {}, label), h("dd", {}, String(value)));
   try {
     const v = await api(`/api/sops/${encodeURIComponent(id)}/versions/${n}`);
     const m = v.metrics;
-    add(`${ref} runs`, m.runs);
-    add(`${ref} success`, percent(m.success_rate));
-    const users = Object.entries(m.hit_rate_by_user || {}).map(([u, r]) => `${u} ${percent(r)}`);
-    if (users.length) add("hit rate per user", users.join(", "));
+    add(t("fact.runs", { sop: ref }), m.runs);
+    add(t("fact.rate", { sop: ref }), percent(m.success_rate));
+    const users = Object.entries(m.hit_rate_by_user || {}).map(([u, r]) => `${displayName(u)} ${percent(r)}`);
+    if (users.length) add(t("fact.hit_rate"), users.join(t("list.sep")));
   } catch {
     // A token without sop.read sees the run's own facts only.
   }
 }
 
-async function showSop(ref, steps) {
-  if (!ref || ref === view.sop) return;
+async function showSop(ref, steps, trial = null) {
+  if (!ref) return;
+  $("sop-trial").textContent = trialText(ref, trial);
+  $("sop-trial").hidden = !$("sop-trial").textContent;
+  if (ref === view.sop) return;
   view.sop = ref;
   $("sop-panel").hidden = false;
   $("sop-ref").textContent = ref;
   const list = (items) =>
     $("sop-steps").replaceChildren(
-      ...items.map((s) => h("li", {}, `${(s.speakers || []).join(", ")}: ${s.do}`)),
+      ...items.map((s) => h("li", {}, t("sop.step", { speakers: names(s.speakers), do: s.do }))),
     );
-  if (steps) list(steps);
+  if (Array.isArray(steps)) list(steps);
   const [id, n] = ref.split("@");
   try {
     const v = await api(`/api/sops/${encodeURIComponent(id)}/versions/${n}`);
     if (ref !== view.sop) return;
     list(v.steps);
     $("sop-changes").replaceChildren(
-      ...v.change_log.map((e) => h("li", {}, `v${e.version}: ${e.why}${e.by ? ` — ${e.by}` : ""}`)),
+      ...v.change_log.map((e) => h("li", {}, t(e.by ? "sop.change_by" : "sop.change", e))),
     );
   } catch {
-    $("sop-changes").replaceChildren(h("li", { className: "hint" }, "change log needs sop.read"));
+    $("sop-changes").replaceChildren(h("li", { className: "hint" }, t("sop.changes_need_read")));
   }
 }
 
@@ -369,6 +417,9 @@ async function post() {
   if (!key || !text.trim()) return;
   const button = $("post-send");
   button.disabled = true;
+  posting = true;
+  view.heard = false;
+  busy(true);
   showError($("post-error"), null);
   // One id per message typed: a resent request is answered once (the server's ledger).
   const id = $("post-text").dataset.messageId || messageId();
@@ -380,9 +431,12 @@ async function post() {
     await api(`/api/sessions/${encodeURIComponent(key)}/messages`, { method: "POST", body });
     $("post-text").value = "";
     delete $("post-text").dataset.messageId;
+    tick();
   } catch (error) {
     showError($("post-error"), error);
+    busy(false);
   } finally {
+    posting = false;
     button.disabled = false;
     refreshStatus();
   }
