@@ -15,8 +15,10 @@ profile's ``structured`` mode (llama.cpp turns ``json_object`` + schema into a g
 answer is valid JSON naming a real tool); the prompt always carries the shapes and the tools.
 
 A ``reply`` beside a tool call is the model's last word: the turn ends once that call
-succeeded (a weak model otherwise calls the same tool until the round limit). While a step's
-products are not written yet and no tool was called, only tool calls are offered.
+succeeded (a weak model otherwise calls the same tool until the round limit). At a step that
+produces files, until a tool was called in the turn, only calls of the step's own tools are
+offered and a ``path`` argument must name one of its products (the step's contract: a small
+model otherwise invents file names or only talks).
 
 ``auto`` asks natively first and switches to JSON when a model that was offered tools answers
 a step that produces files without any tool call (:meth:`ToolCalling.falls_back`).
@@ -102,18 +104,31 @@ def _bare(node: Any) -> Any:
     return node
 
 
-def answer_schema(tools: Sequence[dict[str, Any]], *, require_call: bool) -> dict[str, Any]:
+def _with_paths(parameters: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
+    """``parameters`` whose string ``path`` property must be one of ``paths``."""
+    path = (parameters.get("properties") or {}).get("path")
+    if not paths or not isinstance(path, dict) or path.get("type") != "string":
+        return parameters
+    properties = {**parameters["properties"], "path": {**path, "enum": list(paths)}}
+    return {**parameters, "properties": properties}
+
+
+def answer_schema(
+    tools: Sequence[dict[str, Any]], *, require_call: bool, paths: Sequence[str] = ()
+) -> dict[str, Any]:
     """The JSON schema of one answer: a call of one of ``tools`` (OpenAI-style function
-    schemas), or, unless ``require_call``, a plain reply."""
+    schemas), or, unless ``require_call``, a plain reply. With ``paths``, a tool's string
+    ``path`` argument must name one of them."""
     variants: list[dict[str, Any]] = []
     for tool in tools:
         function = tool["function"]
+        parameters = _bare(function.get("parameters") or {"type": "object"})
         variants.append(
             {
                 "type": "object",
                 "properties": {
                     "tool": {"const": function["name"]},
-                    "arguments": _bare(function.get("parameters") or {"type": "object"}),
+                    "arguments": _with_paths(parameters, paths),
                     "reply": {"type": "string"},
                 },
                 "required": ["tool", "arguments"],
@@ -150,12 +165,17 @@ class ToolCalling:
         profile: ModelProfile,
         *,
         produces: Sequence[str] = (),
+        step_tools: Sequence[str] = (),
         json_now: bool = False,
         language: str = "en",
     ) -> None:
-        """``json_now``: use JSON from the first call (``auto`` learned it earlier)."""
+        """``produces`` and ``step_tools``: the SOP step's products and the tools it names;
+        ``json_now``: use JSON from the first call (``auto`` learned it earlier)."""
         self.model, self.tools, self.profile = model, list(tools), profile
         self.produces, self.language = list(produces), language
+        named = [t for t in self.tools if t["function"]["name"] in set(step_tools)]
+        self._required = named or self.tools
+        """The tools a required call may name: the step's own, when it names any held."""
         self.mode = "json" if tools and (profile.tool_calling == "json" or json_now) else "native"
         self.called = False
         """Whether a tool was called in this turn (no call yet: products must be asked for)."""
@@ -190,7 +210,10 @@ class ToolCalling:
         """What to call: the model with tools bound, or with the JSON answer format."""
         if not self.json:
             return self._native
-        schema = answer_schema(self.tools, require_call=self._require_call())
+        if self._require_call():
+            schema = answer_schema(self._required, require_call=True, paths=self.produces)
+        else:
+            schema = answer_schema(self.tools, require_call=False)
         if self.profile.structured == "json_schema":
             spec = {"name": "tool_answer", "schema": schema, "strict": False}
             return self.model.bind(response_format={"type": "json_schema", "json_schema": spec})

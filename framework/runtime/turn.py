@@ -141,6 +141,7 @@ class _Turn:
             [t.schema() for t in tools.values()],
             deps.models.profiles[self.employee],
             produces=produces,
+            step_tools=list(self.step["tools"]) if self.step else [],
             json_now=deps.models.label(self.employee) in deps.models.json_tools,
             language=deps.plan.employees[self.employee].language,
         )

@@ -84,10 +84,10 @@ async def test_json_protocol_writes_products_through_the_tool_loop(
     first, second, third = (r.body for r in stub_openai.completions)
     # Asked as a JSON answer constrained by a schema (llama.cpp's form), never as API tools.
     assert "tools" not in first and first["response_format"]["type"] == "json_object"
-    variants = first["response_format"]["schema"]["anyOf"]
-    # Nothing written yet at a producing step: only tool calls are offered.
-    assert all("tool" in v["properties"] for v in variants)
-    assert {"const": "write_file"} in [v["properties"]["tool"] for v in variants]
+    # Nothing written yet at a producing step: a call of the step's own tool, to its product.
+    schema = first["response_format"]["schema"]
+    assert schema["properties"]["tool"] == {"const": "write_file"}
+    assert schema["properties"]["arguments"]["properties"]["path"]["enum"] == ["outline.md"]
     assert "outline.md" in last_text(first)
     # After the engineer's call its result comes back as user text, and a reply is allowed.
     said = TOOL_RESULT("zh", tool="write_file", output="")  # the sample's cards are Chinese
