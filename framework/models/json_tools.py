@@ -18,7 +18,8 @@ A ``reply`` beside a tool call is the model's last word: the turn ends once that
 succeeded (a weak model otherwise calls the same tool until the round limit). At a step that
 produces files, until a tool was called in the turn, only calls of the step's own tools are
 offered and a ``path`` argument must name one of its products (the step's contract: a small
-model otherwise invents file names or only talks).
+model otherwise invents file names or only talks). Where the schema becomes a grammar
+(``json_object``), its free strings are bounded so the JSON closes before the output cap.
 
 ``auto`` asks natively first and switches to JSON when a model that was offered tools answers
 a step that produces files without any tool call (:meth:`ToolCalling.falls_back`).
@@ -113,23 +114,56 @@ def _with_paths(parameters: dict[str, Any], paths: Sequence[str]) -> dict[str, A
     return {**parameters, "properties": properties}
 
 
+def _free_strings(parameters: dict[str, Any]) -> list[str]:
+    properties = parameters.get("properties") or {}
+    return [
+        name
+        for name, p in properties.items()
+        if isinstance(p, dict) and p.get("type") == "string" and not {"enum", "const"} & set(p)
+    ]
+
+
+def _bounded(parameters: dict[str, Any], chars: int | None) -> tuple[dict[str, Any], int | None]:
+    """``parameters`` whose free strings share three quarters of ``chars``; and the reply's
+    bound (the rest). None: unbounded."""
+    names = _free_strings(parameters)
+    if chars is None:
+        return parameters, None
+    reply = max(16, chars // 4)
+    each = max(16, (chars - reply) // max(1, len(names)))
+    properties = dict(parameters.get("properties") or {})
+    for name in names:
+        properties[name] = {**properties[name], "maxLength": each}
+    return {**parameters, "properties": properties}, reply
+
+
+def _reply(chars: int | None) -> dict[str, Any]:
+    return {"type": "string"} if chars is None else {"type": "string", "maxLength": chars}
+
+
 def answer_schema(
-    tools: Sequence[dict[str, Any]], *, require_call: bool, paths: Sequence[str] = ()
+    tools: Sequence[dict[str, Any]],
+    *,
+    require_call: bool,
+    paths: Sequence[str] = (),
+    max_chars: int | None = None,
 ) -> dict[str, Any]:
     """The JSON schema of one answer: a call of one of ``tools`` (OpenAI-style function
     schemas), or, unless ``require_call``, a plain reply. With ``paths``, a tool's string
-    ``path`` argument must name one of them."""
+    ``path`` argument must name one of them; with ``max_chars``, the answer's free strings
+    together hold at most that many characters (so a grammar closes the JSON in time)."""
     variants: list[dict[str, Any]] = []
     for tool in tools:
         function = tool["function"]
-        parameters = _bare(function.get("parameters") or {"type": "object"})
+        parameters = _with_paths(_bare(function.get("parameters") or {"type": "object"}), paths)
+        arguments, reply = _bounded(parameters, max_chars)
         variants.append(
             {
                 "type": "object",
                 "properties": {
                     "tool": {"const": function["name"]},
-                    "arguments": _with_paths(parameters, paths),
-                    "reply": {"type": "string"},
+                    "arguments": arguments,
+                    "reply": _reply(reply),
                 },
                 "required": ["tool", "arguments"],
                 "additionalProperties": False,
@@ -139,7 +173,7 @@ def answer_schema(
         variants.append(
             {
                 "type": "object",
-                "properties": {"reply": {"type": "string"}},
+                "properties": {"reply": _reply(max_chars)},
                 "required": ["reply"],
                 "additionalProperties": False,
             }
@@ -210,10 +244,16 @@ class ToolCalling:
         """What to call: the model with tools bound, or with the JSON answer format."""
         if not self.json:
             return self._native
+        # A grammar-constrained answer cut at the output cap is invalid JSON: bound its text.
+        # One character per token is the worst case (CJK); 64 tokens cover the JSON around it.
+        cap = self.profile.max_output_tokens
+        bound = max(64, cap - 64) if self.profile.structured == "json_object" else None
         if self._require_call():
-            schema = answer_schema(self._required, require_call=True, paths=self.produces)
+            schema = answer_schema(
+                self._required, require_call=True, paths=self.produces, max_chars=bound
+            )
         else:
-            schema = answer_schema(self.tools, require_call=False)
+            schema = answer_schema(self.tools, require_call=False, max_chars=bound)
         if self.profile.structured == "json_schema":
             spec = {"name": "tool_answer", "schema": schema, "strict": False}
             return self.model.bind(response_format={"type": "json_schema", "json_schema": spec})

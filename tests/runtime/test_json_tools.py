@@ -87,15 +87,17 @@ async def test_json_protocol_writes_products_through_the_tool_loop(
     # Nothing written yet at a producing step: a call of the step's own tool, to its product.
     schema = first["response_format"]["schema"]
     assert schema["properties"]["tool"] == {"const": "write_file"}
-    assert schema["properties"]["arguments"]["properties"]["path"]["enum"] == ["outline.md"]
+    arguments = schema["properties"]["arguments"]["properties"]
+    assert arguments["path"]["enum"] == ["outline.md"]
+    # Bounded so the grammar closes the JSON within the 200-token cap: 136 characters in all.
+    assert arguments["content"]["maxLength"] + schema["properties"]["reply"]["maxLength"] == 136
     assert "outline.md" in last_text(first)
     # After the engineer's call its result comes back as user text, and a reply is allowed.
     said = TOOL_RESULT("zh", tool="write_file", output="")  # the sample's cards are Chinese
     assert said in "\n".join(str(m["content"]) for m in third["messages"])
-    assert any(
-        v["properties"] == {"reply": {"type": "string"}}
-        for v in third["response_format"]["schema"]["anyOf"]
-    )
+    assert {"reply": {"type": "string", "maxLength": 136}} in [
+        v["properties"] for v in third["response_format"]["schema"]["anyOf"]
+    ]
     assert second["response_format"]["schema"] != third["response_format"]["schema"]
     assert not kinds(events, EventKind.FALLBACK) and not kinds(events, EventKind.ERROR)
 
