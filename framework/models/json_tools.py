@@ -18,7 +18,9 @@ A ``reply`` beside a tool call is the model's last word: the turn ends once that
 succeeded (a weak model otherwise calls the same tool until the round limit). At a step that
 produces files, until a tool was called in the turn, only calls of the step's own tools are
 offered and a ``path`` argument must name one of its products (the step's contract: a small
-model otherwise invents file names or only talks). Where the schema becomes a grammar
+model otherwise invents file names or only talks), and that call carries its reply, so one
+answer writes the product and ends the turn (measured on Gemma 3 270M: a second round
+rewrote another step's file and echoed the prompt). Where the schema becomes a grammar
 (``json_object``), its free strings are bounded so the JSON closes before the output cap.
 
 ``auto`` asks natively first and switches to JSON when a model that was offered tools answers
@@ -49,20 +51,17 @@ PROTOCOL = "json"
 """The ``protocol`` recorded on a ``tool_call`` event made through this module."""
 
 INSTRUCTIONS = Phrase(
-    en="Answer with one JSON object and nothing else.\n"
-    'To call a tool: {{"tool": "<tool name>", "arguments": {{<its arguments>}}, "reply": '
-    '"<optional: your message to the room; it ends your turn>"}}\n'
-    'To answer without a tool: {{"reply": "<your message to the room>"}}\n'
-    "Tools:\n{tools}",
-    zh="只回答一个 JSON 对象，不要写别的。\n"
-    '调用工具：{{"tool": "<工具名>", "arguments": {{<参数>}}, "reply": '
-    '"<可选：给房间的话；写了就结束本轮>"}}\n'
-    '不调用工具直接回答：{{"reply": "<给房间的话>"}}\n'
-    "工具：\n{tools}",
+    en="Answer with one JSON object and nothing else. To call a tool, the object has "
+    '"tool" (the tool\'s name) and "arguments" (an object of its arguments), and may have '
+    '"reply" (your message to the room, which ends your turn). To answer without a tool, the '
+    'object has "reply" only.\nTools:\n{tools}',
+    zh='只回答一个 JSON 对象，不要写别的。调用工具时，对象含 "tool"（工具名）和 "arguments"'
+    '（参数对象），可再加 "reply"（你对房间说的话，写了就结束本轮）。不调用工具时，对象只含 '
+    '"reply"。\n工具：\n{tools}',
 )
 MUST_CALL = Phrase(
-    en="This step must write {files}: answer with a tool call.",
-    zh="这一步必须写出 {files}：请用工具调用来回答。",
+    en="This step must write {files}: answer with a tool call and a reply.",
+    zh="这一步必须写出 {files}：请用工具调用并附上 reply 来回答。",
 )
 TOOL_RESULT = Phrase(en="Result of {tool}: {output}", zh="{tool} 的结果：{output}")
 UNUSABLE_RETRY = Phrase(
@@ -149,9 +148,11 @@ def answer_schema(
     max_chars: int | None = None,
 ) -> dict[str, Any]:
     """The JSON schema of one answer: a call of one of ``tools`` (OpenAI-style function
-    schemas), or, unless ``require_call``, a plain reply. With ``paths``, a tool's string
-    ``path`` argument must name one of them; with ``max_chars``, the answer's free strings
-    together hold at most that many characters (so a grammar closes the JSON in time)."""
+    schemas), or, unless ``require_call``, a plain reply. ``require_call`` also requires the
+    call's ``reply`` (one answer writes the product and ends the turn). With ``paths``, a
+    tool's string ``path`` argument must name one of them; with ``max_chars``, the answer's
+    free strings together hold at most that many characters (so a grammar closes the JSON in
+    time)."""
     variants: list[dict[str, Any]] = []
     for tool in tools:
         function = tool["function"]
@@ -165,7 +166,9 @@ def answer_schema(
                     "arguments": arguments,
                     "reply": _reply(reply),
                 },
-                "required": ["tool", "arguments"],
+                "required": ["tool", "arguments", "reply"]
+                if require_call
+                else ["tool", "arguments"],
                 "additionalProperties": False,
             }
         )
@@ -294,9 +297,13 @@ class ToolCalling:
             return JsonAnswer(response)
         raw = text_of(response)
         try:
-            data = extract_json(raw)
-        except ValueError as exc:
-            return self._unusable(response, raw, str(exc))
+            # strict=False: a grammar lets a raw newline into a string, which JSON forbids.
+            data = json.loads(raw, strict=False)
+        except ValueError:
+            try:
+                data = extract_json(raw)
+            except ValueError as exc:
+                return self._unusable(response, raw, str(exc))
         if not isinstance(data, dict):
             return self._unusable(response, raw, f"not a JSON object ('{snippet(raw, 40)}')")
         reply = data.get("reply")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from framework.models.json_tools import ToolCalling
+from framework.models.json_tools import ToolCalling, answer_schema
 from framework.models.profile import ModelProfile
 from framework.models.scripted import ScriptedChatModel
 from framework.sessions.workspace import Workspace
@@ -81,3 +81,19 @@ def test_native_mode_changes_nothing() -> None:
     assert protocol.falls_back(message) is False  # native was asked for, not auto
     assert calling("auto", produces=("a.md",)).falls_back(message) is True
     assert calling("auto").falls_back(message) is False  # nothing to write: prose is fine
+
+
+def test_a_raw_newline_inside_a_string_is_read_as_a_grammar_lets_it_through() -> None:
+    # Seen on llama.cpp with Gemma 3 270M: the content opened with a bare newline.
+    raw = '{ "tool": "write_file", "arguments": { "path": "a.md", "content": "\nbody" } }'
+    answer = calling().read(AIMessage(content=raw), "c")
+    assert answer.problem is None
+    assert answer.message.tool_calls[0]["args"]["content"] == "\nbody"
+
+
+def test_a_required_call_names_the_steps_product_and_carries_its_reply() -> None:
+    schema = answer_schema([WRITE], require_call=True, paths=["a.md"], max_chars=200)
+    assert schema["required"] == ["tool", "arguments", "reply"]
+    assert schema["properties"]["arguments"]["properties"]["path"]["enum"] == ["a.md"]
+    free = answer_schema([WRITE], require_call=False)
+    assert [v["required"] for v in free["anyOf"]] == [["tool", "arguments"], ["reply"]]
