@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from framework.specs.model_spec import ModelSpec, SystemRole, is_official_openai
+from framework.specs.model_spec import ModelSpec, SystemRole, ToolCalling, is_official_openai
 
 Structured = Literal["json_schema", "json_object", "prompt"]
 
@@ -24,6 +24,9 @@ class ModelProfile:
     max_output_tokens: int = 2048
     system_role: SystemRole = "system"
     structured: Structured = "prompt"
+    tool_calling: ToolCalling = "native"
+    """native, json or auto (see :mod:`framework.models.json_tools`); the offline doubles
+    call tools natively, so ``auto`` resolves to ``native`` for them."""
     base_url: str | None = None
     offline: bool = False
 
@@ -86,12 +89,16 @@ def profile_for(
         # llama.cpp's server constrains output to a schema given this way; others treat it
         # as plain JSON mode.
         structured = "json_object"
+    # The offline doubles emit native tool calls (or are scripted to): auto means native there,
+    # so a scripted test's replies are never consumed by a JSON retry it did not ask for.
+    tool_calling = "native" if offline and spec.tool_calling == "auto" else spec.tool_calling
     return ModelProfile(
         label=label,
         context_window=window,
         max_output_tokens=cap,
         system_role=spec.system_role,
         structured=structured,
+        tool_calling=tool_calling,
         base_url=spec.base_url,
         offline=offline,
     )

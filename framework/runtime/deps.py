@@ -28,6 +28,9 @@ class RoomModels:
     profiles: dict[str, ModelProfile]
     """Per employee id (and ``selector``): label, window, output cap, roles, JSON mode."""
     selector: BaseChatModel | None = None
+    json_tools: set[str] = field(default_factory=set)
+    """Labels of models (``tool_calling: auto``) that answered a producing step without a
+    tool call: later producing turns on them in this room ask for tool calls as JSON."""
 
     def label(self, employee: str) -> str:
         """The model's label as shown to people (``simulated``, ``openai:gpt-4o-mini``)."""

@@ -14,6 +14,14 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from framework.models.calls import ModelCallError, call_model, text_of
+from framework.models.json_tools import (
+    NO_TOOL_CALL,
+    PROTOCOL,
+    UNUSABLE,
+    USED_JSON,
+    USED_REPLY,
+    ToolCalling,
+)
 from framework.runtime.deps import RoomDeps
 from framework.runtime.hooks import HookCall, HookPoint, Reply
 from framework.runtime.prompt_budget import fit_messages, total_tokens
@@ -129,8 +137,16 @@ class _Turn:
             deps.key, self.employee, user, deps.workspace, deps.memory, self.claims, log=deps.log
         )
         tools = deps.tools.build(scope)
-        model = deps.models.chat[self.employee]
-        runnable = model.bind_tools([t.schema() for t in tools.values()]) if tools else model
+        produces = list(self.step.get("produces") or []) if self.step else []
+        calling = ToolCalling(
+            deps.models.chat[self.employee],
+            [t.schema() for t in tools.values()],
+            deps.models.profiles[self.employee],
+            produces=produces,
+            step_tools=list(self.step["tools"]) if self.step else [],
+            json_now=deps.models.label(self.employee) in deps.models.json_tools,
+            language=deps.plan.employees[self.employee].language,
+        )
         budget = turn_budget(deps, self.employee)
         self.tool_budget = min(self.tool_budget, budget.tool_output_chars)
         texts: list[str] = []
@@ -146,7 +162,9 @@ class _Turn:
                 break
             calls += 1
             try:
-                response = await self._call(runnable, fit_messages(messages, budget))
+                raw = await self._call(
+                    calling.runnable(), calling.request(fit_messages(messages, budget))
+                )
             except ModelCallError as exc:
                 if exc.kind == "context_length" and not shrunk:
                     # The estimate was off for this model: shrink the prompt and try once more.
@@ -168,11 +186,25 @@ class _Turn:
                     },
                 )
                 return TurnResult(ok=False, error=str(exc))
+            answer = calling.read(raw, f"{self.prefix}-call-{calls}")
+            if retry := calling.retry_message(answer):
+                messages += [AIMessage(content=text_of(raw)), retry]
+                continue
+            if answer.problem:
+                self.fallback(
+                    "tool_calls",
+                    USED_REPLY(calling.language),
+                    UNUSABLE(calling.language, problem=answer.problem),
+                )
+            response = answer.message
             if text := text_of(response):
                 texts.append(text)
             # Decoded argument values, not JSON: escapes would hide a quote from the match.
             values = [str(v) for c in response.tool_calls for v in (c.get("args") or {}).values()]
             self.quoting = "\n".join([text, *values])
+            if calling.falls_back(response):
+                self._use_json(calling, response, messages)
+                continue
             if not response.tool_calls and not response.invalid_tool_calls:
                 if "".join(texts).strip() or nudged:
                     break
@@ -181,7 +213,11 @@ class _Turn:
                 messages.append(HumanMessage(content=EMPTY_NUDGE))
                 continue
             messages.append(response)
-            await self._tool_round(response, tools, messages, offsets, len("\n".join(texts)))
+            done = await self._tool_round(
+                response, tools, messages, offsets, len("\n".join(texts)), calling
+            )
+            if done and answer.final:
+                break  # a JSON tool call with a reply: the model's last word (json_tools)
         if not "".join(texts).strip():
             detail = (
                 f"{self.employee} answered with no text twice (model "
@@ -239,7 +275,9 @@ class _Turn:
         messages: list[BaseMessage],
         offsets: list[int],
         where: int,
-    ) -> None:
+        calling: ToolCalling,
+    ) -> bool:
+        """Run the response's tool calls; True when every one of them succeeded."""
         for bad in response.invalid_tool_calls:
             why = bad.get("error") or "arguments are not valid JSON"
             detail = f"malformed tool call {bad.get('name')!r}: {why}"
@@ -252,17 +290,41 @@ class _Turn:
                     content=f"Error: {detail}. Call the tool again with valid JSON arguments."
                 )
             )
+        ok = not response.invalid_tool_calls
         for call in response.tool_calls:
             offsets.append(where)
-            messages.append(await self._call_tool(call, tools))
+            result = await self._call_tool(call, tools, json=calling.json)
+            ok = ok and result.status == "success"
+            messages.append(result)
+        return ok
 
-    async def _call_tool(self, call: Any, tools: dict[str, Any]) -> ToolMessage:
+    def _use_json(
+        self, calling: ToolCalling, response: AIMessage, messages: list[BaseMessage]
+    ) -> None:
+        """``auto``: the model answered a producing step without a tool call; ask again in
+        JSON (later producing turns on this model in the room start there)."""
+        language = calling.language
+        step = self.step["n"] if self.step else 0
+        files = ", ".join(calling.produces)
+        label = self.deps.models.label(self.employee)
+        reason = NO_TOOL_CALL(language, employee=self.employee, step=step, files=files)
+        self.fallback("tool_calls", USED_JSON(language, model=label), reason)
+        self.deps.models.json_tools.add(label)
+        calling.switch()
+        messages.append(response)
+
+    async def _call_tool(
+        self, call: Any, tools: dict[str, Any], *, json: bool = False
+    ) -> ToolMessage:
         name, args, call_id = (
             call["name"],
             call.get("args") or {},
             call.get("id") or f"call-{self.seq}",
         )
-        self.emit(EventKind.TOOL_CALL, {"name": name, "args": args, "call_id": call_id})
+        said: dict[str, Any] = {"name": name, "args": args, "call_id": call_id}
+        if json:
+            said["protocol"] = PROTOCOL  # asked for as a JSON answer (models/json_tools.py)
+        self.emit(EventKind.TOOL_CALL, said)
         self.called.append(name)
         tool = tools.get(name)
         if tool is None:

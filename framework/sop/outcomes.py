@@ -20,6 +20,7 @@ from typing import Any
 
 from framework.errors import WorkspaceEscapeError
 from framework.language import snippet
+from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind
 from framework.sessions.workspace import Workspace
 from framework.sop.model import Correction, Outcome
@@ -32,6 +33,8 @@ _SCORE = re.compile(
 )
 SUCCESS_AT = 0.6
 """A stated score at or above this counts as success."""
+MADE_NO_TOOL_CALL = Phrase(en="{who} made no tool call", zh="{who} 没有调用任何工具")
+CALLED_TOOLS = Phrase(en="{who} called {tools}", zh="{who} 调用了 {tools}")
 
 
 def stated_score(text: str) -> float | None:
@@ -98,7 +101,22 @@ def _unrecovered(error: Event, step: int | None) -> str:
     return f"{error.author}'s model failed{_step_label(step)} and never recovered ({detail})"
 
 
-def evidence_failures(events: Sequence[Event], workspace: Path | None) -> list[str]:
+def _tool_calls_said(
+    called: dict[tuple[str, int | None], list[str]], speakers: list[str], n: int, language: str
+) -> str:
+    """Whether the step's speakers called tools, for a missing product's line."""
+    names = [name for s in speakers for name in called.get((s, n), [])]
+    who = ", ".join(speakers)
+    if not names:
+        return MADE_NO_TOOL_CALL(language, who=who)
+    counts = {name: names.count(name) for name in names}
+    tools = ", ".join(f"{name} ×{c}" if c > 1 else name for name, c in counts.items())
+    return CALLED_TOOLS(language, who=who, tools=tools)
+
+
+def evidence_failures(
+    events: Sequence[Event], workspace: Path | None, *, language: str = "en"
+) -> list[str]:
     """Why the run lacks evidence of work (empty: nothing missing).
 
     In this order: each employee reply with no text; each ``model_error`` (or
@@ -106,9 +124,11 @@ def evidence_failures(events: Sequence[Event], workspace: Path | None) -> list[s
     then, step by step, each declared product of a completed step (every speaker replied)
     that is missing from ``workspace`` or empty. Products are not checked when
     ``workspace`` is None, nor for steps that did not complete: such a run did not complete
-    the SOP anyway.
+    the SOP anyway. A missing product's line says whether the step's speakers called any
+    tool there (a model that never emits tool calls is told apart from a failed write).
     """
     failures: list[str] = []
+    called: dict[tuple[str, int | None], list[str]] = {}
     started: dict[int, dict[str, Any]] = {}
     replied: set[tuple[str, int | None]] = set()
     # (employee, step) -> its latest failed turn not yet followed by a reply of theirs there.
@@ -124,6 +144,8 @@ def evidence_failures(events: Sequence[Event], workspace: Path | None) -> list[s
                 failures.append(f"{event.author}'s reply{_step_label(step)} was empty")
         elif event.kind == EventKind.ERROR and _turn_failure(event):
             unrecovered[(event.author, step)] = event
+        elif event.kind == EventKind.TOOL_CALL and isinstance(event.content, dict):
+            called.setdefault((event.author, step), []).append(str(event.content.get("name")))
     failures += [_unrecovered(error, step) for (_, step), error in unrecovered.items()]
     if workspace is not None:
         files = Workspace(workspace)
@@ -134,6 +156,8 @@ def evidence_failures(events: Sequence[Event], workspace: Path | None) -> list[s
             who = ", ".join(speakers)
             for rel in step_content.get("produces") or []:
                 if why := _missing_product(files, str(rel)):
+                    if why == f"did not produce {rel}":  # absent, not empty or unreadable
+                        why += f" ({_tool_calls_said(called, speakers, n, language)})"
                     failures.append(f"step {n} ({who}) {why}")
     return failures
 

@@ -14,6 +14,9 @@ Budgets are in tokens: ``context_window`` is what the server can hold in all,
 ``max_output_tokens`` the cap on one answer (sent in the field the server reads, see
 ``cap_field``). ``system_role`` says how instructions reach a model whose chat template has no
 system role (Gemma's): ``fold`` puts them into the first user message, ``both`` does both.
+``tool_calling`` says how a tool call is asked for: ``native`` (the API's tool calls), ``json``
+(a JSON answer naming the tool, for models that never emit tool calls) or ``auto`` (native,
+then JSON once the model answers a step that must write a file without calling any tool).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ Provider = Literal["simulated", "scripted", "openai", "import"]
 SystemRole = Literal["system", "fold", "both"]
 StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
 CapField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
+ToolCalling = Literal["native", "json", "auto"]
 PROVIDERS: tuple[str, ...] = ("simulated", "scripted", "openai", "import")
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 OFFICIAL_OPENAI = "api.openai.com"
@@ -106,6 +110,13 @@ class ModelSpec(BaseModel):
         description="how JSON answers are asked for: json_schema (OpenAI response_format), "
         "json_object (with a schema, as llama.cpp reads it), prompt (schema and examples in "
         "the prompt only); auto picks by endpoint",
+    )
+    tool_calling: ToolCalling = Field(
+        default="auto",
+        description="how tool calls are asked for: native (the API's tool calls), json (a "
+        "tool call asked for as a JSON answer, schema-constrained where the server supports "
+        "it, for models without tool calls) or auto (native; a model that answers a step that "
+        "produces files without any tool call is asked again with json)",
     )
     cap_field: CapField = Field(
         default="auto",

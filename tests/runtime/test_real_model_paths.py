@@ -28,6 +28,9 @@ def local(stub: StubOpenAI, **extra: object) -> ModelSpec:
         "context_window": WINDOW,
         "max_output_tokens": CAP,
         "system_role": "fold",
+        # Budgets and roles here; a stub's prose at a producing step would otherwise be asked
+        # again as JSON (`auto`), which tests/runtime/test_json_tools.py covers.
+        "tool_calling": "native",
     }
     fields.update(extra)
     return ModelSpec.model_validate(fields)

@@ -78,9 +78,10 @@ async def test_a_run_whose_employees_write_nothing_is_not_a_success(settings: Se
         outcome = outcome_of(await drain(room.post("方向没问题，继续。", author="author")))
         assert outcome["success"] is False
         assert outcome["failures"] == [
-            "step 1 (pm) did not produce outline.md",
-            "step 2 (engineer) did not produce draft.md",
-            "step 3 (designer) did not produce figures.md",
+            # Each line says why: the model answered in words and called no tool.
+            "step 1 (pm) did not produce outline.md (pm made no tool call)",
+            "step 2 (engineer) did not produce draft.md (engineer made no tool call)",
+            "step 3 (designer) did not produce figures.md (designer made no tool call)",
         ]
         # Stored against the version: it lowers the version's record, not raises it.
         (stored,) = await staff.sops.store.outcomes("tech-article@1")
@@ -96,7 +97,9 @@ async def test_a_good_score_does_not_make_a_run_without_its_products_a_success(
         await drain(room.start())
         outcome = outcome_of(await drain(room.post("继续。评分: 5/5", author="author")))
         assert outcome["success"] is False and outcome["score"] == 1.0
-        assert "step 1 (pm) did not produce outline.md" in outcome["failures"]
+        assert (
+            "step 1 (pm) did not produce outline.md (pm made no tool call)" in outcome["failures"]
+        )
 
 
 async def test_an_employee_who_only_answers_with_nothing_is_named(settings: Settings) -> None:
