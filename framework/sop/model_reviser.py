@@ -26,6 +26,7 @@ from framework.prompts.environment import PromptRenderer
 from framework.sop.edits import EditError, EditOp, apply_edits, describe, render_step
 from framework.sop.model import Outcome, SopVersion, Step
 from framework.sop.reviser import plan_revision
+from framework.specs.sop_text import sop_language
 
 RULES = "rules"
 RECENT_RUNS = 8
@@ -127,7 +128,9 @@ def model_reviser(
             ],
             "answer_format": answer_format(EditsAnswer, [EXAMPLE]),
         }
-        prompt = renderer.render("revise_sop.j2", context, language="zh")
+        # In the SOP's own language: its steps are quoted, and edits must be written in it.
+        language = sop_language(current.goal, current.steps)
+        prompt = renderer.render("revise_sop.j2", context, language=language)
 
         # What the weighed corrections ask for; conflicts stay for the reviewers either way.
         asked, conflicts = _plan(current, evidence)
