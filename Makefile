@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 
-.PHONY: demo test test-llm lint setup clean browser
+.PHONY: demo demo-zh test test-llm lint setup clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,12 @@ $(LLM_STAMP): $(STAMP)
 
 setup: $(STAMP)
 
-# The sample scenario on the embedded defaults: SQLite checkpoints + the offline simulator.
+# The English sample scenario on the embedded defaults: SQLite checkpoints + the offline
+# simulator. The Chinese one: `make demo-zh`.
 demo: $(STAMP)
+	$(BIN)/staffroom run escalation --script scenarios/escalation.script.txt
+
+demo-zh: $(STAMP)
 	$(BIN)/staffroom run tech-article --script scenarios/tech_article.script.txt
 
 lint: $(STAMP)

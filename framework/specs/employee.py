@@ -18,7 +18,7 @@ from pydantic import (
 from framework.errors import CardError
 from framework.language import main_language
 from framework.names import NAME_FIX, is_name
-from framework.phrases import Language
+from framework.phrases import Language, known_language
 from framework.prompts.sandbox import parse_string
 
 from ._explain import hint
@@ -63,10 +63,8 @@ def _language_tag(value: object) -> object:
     # `zh-CN`, `zh_Hans`, `en-US`, `English` are what people write; the framework has text
     # in two languages, so the tag is read down to one of them, and anything else is refused.
     if isinstance(value, str):
-        tag = value.strip().lower()
-        for language in ("en", "zh"):
-            if tag.startswith(language) or (language == "zh" and tag == "chinese"):
-                return language
+        if (language := known_language(value)) is not None:
+            return language
         raise spec_error(
             f"unknown language {value[:40]!r}",
             "write en (English) or zh (Chinese), or leave it out to use the scenario's",

@@ -12,9 +12,11 @@ from rich.markup import escape
 
 from framework.admin import require_writable
 from framework.errors import InputError, StaffroomError
+from framework.phrases import known_language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
+from framework.specs.project_file import project_language
 from framework.surfaces.cli import doctor as doctor_cmds
 from framework.surfaces.cli import init as init_cmds
 from framework.surfaces.cli import knowledge as knowledge_cmds
@@ -23,6 +25,7 @@ from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli import validate as validate_cmds
 from framework.surfaces.cli.options import settings_for
+from framework.surfaces.cli.render import LabelConsole
 
 app = typer.Typer(
     help="Staffroom: digital employees in DMs and group Rooms, driven by versioned SOPs.",
@@ -31,7 +34,8 @@ app = typer.Typer(
     add_completion=False,
 )
 # soft_wrap: piped output keeps one line per event (greppable); terminals wrap as usual.
-console = Console(soft_wrap=True)
+# Its labels are English until a command's settings say otherwise (see _labelled).
+console = LabelConsole(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
 
 DataDir = Annotated[
@@ -55,8 +59,14 @@ ModelOption = Annotated[
 ]
 
 
+def _labelled(settings: Settings) -> Settings:
+    """``settings``, with the console's labels set to the language they name."""
+    console.language = project_language(settings.project_dir, settings.language) or "en"
+    return settings
+
+
 def _settings(data_dir: Path | None, project: Path | None, model: str | None = None) -> Settings:
-    return settings_for(data_dir, project, model)
+    return _labelled(settings_for(data_dir, project, model))
 
 
 def _writing(
@@ -66,7 +76,7 @@ def _writing(
     override is checked, and a read-only folder refused, before anything opens."""
     settings = settings_for(data_dir, project, model, uses_model=True)
     require_writable(settings.data_dir, command)
-    return settings
+    return _labelled(settings)
 
 
 @app.command()
@@ -230,10 +240,21 @@ def init(
             help="The project's default model (written to models.yaml); default: simulated.",
         ),
     ] = None,
+    language: Annotated[
+        str,
+        typer.Option(
+            "--language", help="en or zh: the language its files and labels are written in."
+        ),
+    ] = "en",
 ) -> None:
     """Scaffold a project (employees, a scenario, its SOP, models.yaml) that runs at once."""
     spec = parse_model_option(model, where="--model") if model else ModelSpec()
-    raise typer.Exit(init_cmds.init_project(target, spec, console))
+    written_in = known_language(language)
+    if written_in is None:
+        raise InputError(
+            f"unknown language {language[:40]!r}", field="--language", fix="use en or zh"
+        )
+    raise typer.Exit(init_cmds.init_project(target, spec, console, written_in))
 
 
 @app.command()

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from framework.phrases import Phrase
 from framework.runtime.room import Room
 from framework.sessions.events import EventKind
 from framework.sessions.follow import follow_log
@@ -19,7 +20,7 @@ from framework.sop.outcomes import TURN_FAILURES
 from framework.sop.ref import SopRef
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
-from framework.surfaces.cli.render import render_event
+from framework.surfaces.cli.render import labels_language, render_event
 from framework.surfaces.cli.script import (
     ScriptLine,
     parse_script,
@@ -28,9 +29,10 @@ from framework.surfaces.cli.script import (
     read_script,
 )
 
-SIMULATED_NOTE = (
-    "[black on yellow] simulated [/] replies come from the offline simulator, "
-    "a deterministic test double (not a real model)"
+SIMULATED_NOTE = Phrase(
+    en="[black on yellow] simulated [/] replies come from the offline simulator, "
+    "a deterministic test double (not a real model)",
+    zh="[black on yellow] simulated [/] 的回复来自离线模拟器：一个确定性的测试替身（不是真实模型）",
 )
 
 
@@ -168,7 +170,7 @@ async def run_scenario(
 
 def _show_models(console: Console, room: Room) -> None:
     if _uses_simulator(room):
-        console.print(SIMULATED_NOTE)
+        console.print(SIMULATED_NOTE(labels_language(console)))
     real = {p.label: p for p in room.model_profiles.values() if p.label != "simulated"}
     for label, profile in real.items():
         console.print(
