@@ -67,7 +67,7 @@ def _language_tag(value: object) -> object:
             return language
         raise spec_error(
             f"unknown language {value[:40]!r}",
-            "write en (English) or zh (Chinese), or leave it out to use the scenario's",
+            "write en (English) or zh (Chinese), or leave the field out",
         )
     return value
 
