@@ -308,7 +308,7 @@ def build_messages(
     )
     user = remembered.users[0] if remembered.users else deps.plan.humans[0]
     scope = PromptScope(deps.key, employee, user, deps.plan.scenario.id, settings.task_type)
-    blocks, left_out = deps.extensions.blocks.render(scope)
+    blocks, left_out = deps.extensions.blocks.render(scope, deps.plan.prompt_language(employee))
     for problem in left_out:
         content = {
             "what": "prompt",

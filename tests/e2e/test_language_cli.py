@@ -44,8 +44,9 @@ def test_make_demo_runs_the_english_sample_in_english(tmp_path: Path) -> None:
     assert command[:2] == ["run", "escalation"]
     done = staffroom(*command, "--room", "demo", "--data-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert "ended: sop_complete (steps 4/4" in done.stdout
-    assert "(in parallel)" in done.stdout and "waits for human input" in done.stdout
+    flat = " ".join(done.stdout.replace("│", " ").split())  # the panel's lines unwrapped
+    assert "ended: sop_complete (steps 4/4" in flat
+    assert "3. oncall, lead (in parallel): Review" in flat and "waits for human input" in flat
     # Labels, SOP list, notices and the simulator's lines: nothing in the transcript is Chinese.
     assert not HAN.findall(done.stdout), done.stdout
     workspace = tmp_path / "workspaces" / "room:demo"

@@ -46,7 +46,7 @@ async def test_the_english_sample_prompts_every_turn_in_english(tmp_path: Path) 
     for prompt in prompts:
         assert not HAN.findall(prompt), prompt
     assert prompts[0].startswith("You are Tess (triage) (@triage), the team's triage.")
-    assert "SOP step 1: Triage the ticket" in prompts[0]
+    assert "SOP step 1: Triage the ticket (what fails" in prompts[0]
     assert "2. oncall: Diagnose" in prompts[0]  # the SOP list in the announcement
     assert "(tools: read_file, write_file; waits for human input;" in prompts[0]
 
@@ -93,3 +93,23 @@ async def test_a_card_that_states_its_language_keeps_it_under_another_scenario(
     assert prompts[0].startswith("你是产品经理小P")
     # The SOP list is the room's shared text: in the scenario's language.
     assert "SOP tech-article@1: " in prompts[0] and "(tools: write_file; fallback: " in prompts[0]
+
+
+async def test_the_knowledge_blocks_are_titled_in_the_prompts_language(tmp_path: Path) -> None:
+    model = ScriptedChatModel(replies=["Noted."] * 4)
+
+    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel:
+        return model
+
+    settings = Settings(data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False)
+    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
+        staff.knowledge.trackers.add_task("lead", "Send Acme the incident report")
+        staff.knowledge.trackers.add_task("pm", "给 alice 回复发布时间")
+        for employee, user in (("lead", "maria"), ("pm", "alice")):
+            dm = await staff.dm(employee, user)
+            async for _ in dm.post("Status?", author=user):
+                pass
+    english, chinese = turn_prompts(model.calls)
+    assert "## Open tasks, goals, proposals\n- [medium] Send Acme the incident report" in english
+    assert not HAN.findall(english), english
+    assert "## 未完成的事项\n- [medium] 给 alice 回复发布时间" in chinese
