@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 
-.PHONY: demo test test-llm lint setup clean browser
+.PHONY: demo demo-zh test test-llm lint setup clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,12 @@ $(LLM_STAMP): $(STAMP)
 
 setup: $(STAMP)
 
-# The sample scenario on the embedded defaults: SQLite checkpoints + the offline simulator.
+# The English sample scenario on the embedded defaults: SQLite checkpoints + the offline
+# simulator. The Chinese one: `make demo-zh`.
 demo: $(STAMP)
+	$(BIN)/staffroom run escalation --message "Ticket #4411 from Acme Corp: the checkout API returns HTTP 502 for about 30% of requests since 09:40 UTC" --script scenarios/escalation.script.txt
+
+demo-zh: $(STAMP)
 	$(BIN)/staffroom run tech-article --message "主题：用 SQLite 做本地优先应用的数据层，读者是后端工程师" --script scenarios/tech_article.script.txt
 
 lint: $(STAMP)

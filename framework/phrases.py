@@ -29,6 +29,13 @@ def language_or_default(value: str | None, default: Language = "en") -> Language
     return default
 
 
+def known_language(value: str | None) -> Language | None:
+    """``"en"`` or ``"zh"`` for a tag of either (read as :func:`language_or_default` reads
+    it), None for any other: for settings that must refuse a language they cannot honour."""
+    tag = (value or "").strip().lower()
+    return language_or_default(tag) if tag.startswith(("en", "zh")) else None
+
+
 @dataclass(frozen=True)
 class Phrase:
     """One framework text in both languages; ``{name}`` placeholders are filled by
@@ -44,4 +51,4 @@ class Phrase:
         return text.format(**values) if values else text
 
 
-__all__ = ["LANGUAGES", "Language", "Phrase", "language_or_default"]
+__all__ = ["LANGUAGES", "Language", "Phrase", "known_language", "language_or_default"]

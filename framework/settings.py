@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from framework.data_folder import DataFolder
 from framework.errors import InputError
+from framework.phrases import Language, known_language
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
 
@@ -67,6 +68,9 @@ class Settings(BaseModel):
     """Seconds of silence after which a session (room or DM) has ended: the next message
     first closes it (``session_end`` hooks run), then starts a new one. 0: only
     :meth:`Room.close` ends a session."""
+    language: Language | None = None
+    """Language of the surfaces' labels (CLI, viewer), over the project's ``staffroom.yaml``
+    (``$STAFFROOM_LANGUAGE``; see :func:`framework.specs.project_file.project_language`)."""
     sop_auto_extract: bool = True
     """Propose an SOP draft without being asked (an employee reports the task done, or the
     session ends, after work worth keeping; see :mod:`framework.sop.auto_extract`). False turns
@@ -74,8 +78,8 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT``, ``STAFFROOM_MODEL`` and
-        ``STAFFROOM_LOCK``.
+        """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT``, ``STAFFROOM_MODEL``,
+        ``STAFFROOM_LANGUAGE`` and ``STAFFROOM_LOCK``.
 
         ``STAFFROOM_MODEL`` is the environment form of ``--model``: it overrides every
         employee's model. A bad value of either is an :class:`~framework.errors.InputError`.
@@ -88,6 +92,15 @@ class Settings(BaseModel):
         model = os.environ.get("STAFFROOM_MODEL")
         if model and overrides.get("model_override") is None:  # --model wins, unread
             values["model_override"] = parse_model_option(model, where="STAFFROOM_MODEL")
+        if tag := os.environ.get("STAFFROOM_LANGUAGE", "").strip():
+            if (language := known_language(tag)) is None:
+                raise InputError(
+                    f"unknown language {tag[:40]!r}",
+                    field="STAFFROOM_LANGUAGE",
+                    fix="set it to en (English) or zh (Chinese), or unset it to use the "
+                    "project's staffroom.yaml",
+                )
+            values["language"] = language
         if lock := os.environ.get("STAFFROOM_LOCK"):
             if lock not in ("flock", "filelock"):
                 raise InputError(

@@ -17,6 +17,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from framework.knowledge.gate import ExtractionInput, Extractor, Pass, Rescan, expected_band
 from framework.knowledge.items import Category, ExtractionAnswer, Item, ItemAnswer
+from framework.language import main_language
 from framework.models.profile import ModelProfile
 from framework.models.structured import answer_format, ask_structured
 from framework.prompts.environment import PromptRenderer
@@ -149,7 +150,10 @@ def model_extractor(
             "too_many": rescan is not None and any("more than" in r for r in rescan.reasons),
             "answer_format": fmt,
         }
-        prompt = renderer.render("extract_knowledge.j2", context, language="zh")
+        # The frame in the language the input is written in: a weak model answers in the
+        # language of its instructions, and items must be in the input's.
+        language = main_language(source.text)
+        prompt = renderer.render("extract_knowledge.j2", context, language=language)
         # The newest part of the input, about half the window for Chinese text (a character
         # is about a token), less for English: the rest is for the instructions and answer.
         budget = max(400, profile.input_budget // 2)

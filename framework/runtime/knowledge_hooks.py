@@ -26,6 +26,7 @@ from framework.knowledge.extractors import model_extractor, rules_extractor
 from framework.knowledge.gate import Extractor
 from framework.knowledge.search import collections_for, sync
 from framework.models.simulator import SimulatedChatModel
+from framework.phrases import Phrase
 from framework.runtime.deps import RoomDeps
 from framework.runtime.extensions import Extensions
 from framework.runtime.hooks import HookCall, HookPoint
@@ -47,6 +48,10 @@ class SearchArgs(BaseModel):
         "open", description="open (default), or isolated if you are entitled to it."
     )
     limit: int = Field(5, ge=1, le=10, description="How many results at most (1-10).")
+
+
+OPEN_ITEMS = Phrase(en="Open tasks, goals, proposals", zh="未完成的事项")
+LOADED_KNOWLEDGE = Phrase(en="Knowledge for this task", zh="相关知识")
 
 
 def register_knowledge(ext: Extensions, kb: KnowledgeBase) -> None:
@@ -107,8 +112,8 @@ def register_knowledge(ext: Extensions, kb: KnowledgeBase) -> None:
 
     ext.add_tool("search_knowledge", search_tool)
     ext.hooks.on(HookPoint.SESSION_END, knowledge, name="knowledge")
-    ext.blocks.add("open_items", "未完成的事项 / Open tasks, goals, proposals", open_items)
-    ext.blocks.add("loaded_knowledge", "相关知识 / Knowledge for this task", loaded, max_chars=3000)
+    ext.blocks.add("open_items", OPEN_ITEMS, open_items)
+    ext.blocks.add("loaded_knowledge", LOADED_KNOWLEDGE, loaded, max_chars=3000)
 
 
 async def extract_span(

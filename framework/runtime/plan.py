@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from framework.errors import PromptTemplateError, ScenarioError
-from framework.language import language_of
+from framework.language import room_language
+from framework.phrases import Language
 from framework.prompts.sandbox import render_string
 from framework.runtime.state import StepState
 from framework.sop.model import SopVersion
@@ -73,6 +74,15 @@ class RoomPlan:
         return self.scenario.settings
 
     @property
+    def language(self) -> Language:
+        """The language of the room's shared text (see :func:`room_language`)."""
+        return _language(self.scenario, self.employees)
+
+    def prompt_language(self, employee: str) -> Language:
+        """The language of ``employee``'s prompts: its card's, else the room's."""
+        return self.employees[employee].language or self.language
+
+    @property
     def humans(self) -> list[str]:
         """The people of the room (a DM: its user)."""
         return list(self.scenario.humans)
@@ -107,7 +117,7 @@ def compile_plan(
     def best_sop(sop_id: str) -> str:
         version = versions[sop_id]
         chosen.append(version)
-        language = language_of(scenario.announcement.text)
+        language = _language(scenario, employees)
         return render_steps(version.ref, version.goal, version.steps, language)
 
     text = scenario.announcement.text
@@ -131,6 +141,11 @@ def compile_plan(
     sop = chosen[0] if chosen else None
     steps = _resolve_steps(scenario, sop, catalog) if sop else []
     return RoomPlan(scenario, employees, text, sop, steps)
+
+
+def _language(scenario: Scenario, employees: Mapping[str, EmployeeCard]) -> Language:
+    cards = [card.writes_in for card in employees.values()]
+    return room_language(scenario.language, cards, scenario.announcement.text)
 
 
 def _resolve_steps(scenario: Scenario, sop: SopVersion, catalog: Catalog) -> list[PlanStep]:

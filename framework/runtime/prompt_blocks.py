@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from framework.errors import StaffroomError
+from framework.phrases import Phrase
 from framework.sessions.keys import SessionKey
 
 
@@ -38,7 +39,8 @@ class PromptBlock:
     """A registered block: its heading in the prompt, its provider, its cap."""
 
     name: str
-    title: str
+    title: str | Phrase
+    """Its heading: a :class:`Phrase` is written in the prompt's language."""
     provide: BlockProvider
     max_chars: int = 2000
 
@@ -57,8 +59,11 @@ class PromptBlocks:
     def __init__(self) -> None:
         self._blocks: dict[str, PromptBlock] = {}
 
-    def add(self, name: str, title: str, provide: BlockProvider, *, max_chars: int = 2000) -> None:
-        """Add a block titled ``title`` to every turn's system prompt."""
+    def add(
+        self, name: str, title: str | Phrase, provide: BlockProvider, *, max_chars: int = 2000
+    ) -> None:
+        """Add a block titled ``title`` (a :class:`Phrase`: in each prompt's language) to every
+        turn's system prompt."""
         if name in self._blocks:
             raise ValueError(f"a prompt block named {name!r} is already registered")
         self._blocks[name] = PromptBlock(name, title, provide, max_chars)
@@ -67,8 +72,11 @@ class PromptBlocks:
         """The registered blocks, in the order they render."""
         return list(self._blocks)
 
-    def render(self, scope: PromptScope) -> tuple[list[dict[str, str]], list[BlockProblem]]:
-        """``({"title", "text"} per block with text, blocks left out and why)``."""
+    def render(
+        self, scope: PromptScope, language: str = "en"
+    ) -> tuple[list[dict[str, str]], list[BlockProblem]]:
+        """``({"title", "text"} per block with text, blocks left out and why)``; titles in
+        ``language`` (the prompt's)."""
         shown: list[dict[str, str]] = []
         problems: list[BlockProblem] = []
         for block in self._blocks.values():
@@ -82,5 +90,6 @@ class PromptBlocks:
             if len(text) > block.max_chars:
                 cut = len(text) - block.max_chars
                 text = f"{text[: block.max_chars]}\n[… {cut} characters over this block's cap cut]"
-            shown.append({"title": block.title, "text": text.strip()})
+            title = block.title(language) if isinstance(block.title, Phrase) else block.title
+            shown.append({"title": title, "text": text.strip()})
         return shown, problems

@@ -145,7 +145,7 @@ class _Turn:
             produces=produces,
             step_tools=list(self.step["tools"]) if self.step else [],
             json_now=deps.models.label(self.employee) in deps.models.json_tools,
-            language=deps.plan.employees[self.employee].language,
+            language=deps.plan.prompt_language(self.employee),
         )
         budget = turn_budget(deps, self.employee)
         self.tool_budget = min(self.tool_budget, budget.tool_output_chars)

@@ -201,7 +201,7 @@ def system_prompt(
         "blocks": blocks or [],
     }
     return deps.renderer.render(
-        "employee_system.j2", context, language=card.language, override=override
+        "employee_system.j2", context, language=plan.prompt_language(employee), override=override
     )
 
 
@@ -293,7 +293,7 @@ def build_messages(
     # People set the language: a stated preference, else their last message, else the
     # announcement they wrote.
     language = preferred_language(preferences) or language_of(
-        last_human or deps.plan.scenario.announcement.text, card.language
+        last_human or deps.plan.scenario.announcement.text, deps.plan.prompt_language(employee)
     )
     brief = TurnBrief(
         purpose="turn",
@@ -308,7 +308,7 @@ def build_messages(
     )
     user = remembered.users[0] if remembered.users else deps.plan.humans[0]
     scope = PromptScope(deps.key, employee, user, deps.plan.scenario.id, settings.task_type)
-    blocks, left_out = deps.extensions.blocks.render(scope)
+    blocks, left_out = deps.extensions.blocks.render(scope, deps.plan.prompt_language(employee))
     for problem in left_out:
         content = {
             "what": "prompt",

@@ -28,6 +28,7 @@ from framework.sop.claims import resolve, step_key, step_label
 from framework.sop.edits import EditError, EditOp, apply_edits, describe, render_step
 from framework.sop.model import Outcome, SopVersion, Step
 from framework.sop.reviser import RevisionPlan, plan_revision
+from framework.specs.sop_text import sop_language
 
 RULES = "rules"
 RECENT_RUNS = 8
@@ -203,7 +204,9 @@ def model_reviser(
             "runs": _runs(evidence),
             "answer_format": answer_format(EditsAnswer, [EXAMPLE]),
         }
-        prompt = renderer.render("revise_sop.j2", context, language=evidence.language)
+        # In the SOP's own language: its steps are quoted, and edits must be written in it.
+        language = sop_language(current.goal, current.steps)
+        prompt = renderer.render("revise_sop.j2", context, language=language)
 
         # What the weighed corrections ask for; conflicts stay for the reviewers either way.
         plan = _plan(current, evidence)

@@ -6,10 +6,19 @@ from pathlib import Path
 from typing import Annotated
 
 import jinja2
-from pydantic import AfterValidator, Field, StringConstraints, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 
 from framework.errors import CardError
+from framework.language import main_language
 from framework.names import NAME_FIX, is_name
+from framework.phrases import Language, known_language
 from framework.prompts.sandbox import parse_string
 
 from ._explain import hint
@@ -50,6 +59,23 @@ ToolName = Annotated[str, AfterValidator(_known_tool)]
 """A name from :data:`~framework.specs.builtin_tools.BUILTIN_TOOLS`."""
 
 
+def _language_tag(value: object) -> object:
+    # `zh-CN`, `zh_Hans`, `en-US`, `English` are what people write; the framework has text
+    # in two languages, so the tag is read down to one of them, and anything else is refused.
+    if isinstance(value, str):
+        if (language := known_language(value)) is not None:
+            return language
+        raise spec_error(
+            f"unknown language {value[:40]!r}",
+            "write en (English) or zh (Chinese), or leave the field out",
+        )
+    return value
+
+
+LanguageTag = Annotated[Language, BeforeValidator(_language_tag)]
+"""``en`` or ``zh`` (``en-US``, ``zh-CN`` and the like are read as these)."""
+
+
 class EmployeeCard(SpecModel):
     """One digital employee: who they are, which model they think with, which tools they hold."""
 
@@ -83,11 +109,11 @@ class EmployeeCard(SpecModel):
         description="jinja2 system prompt file, relative to this card's folder",
         examples=["prompts/pm.j2"],
     )
-    language: str = Field(
-        default="zh",
-        max_length=MAX_LABEL_CHARS,
-        description="language the employee writes in",
-        examples=["zh"],
+    language: LanguageTag | None = Field(
+        default=None,
+        description="language of this employee's prompts: en or zh; empty = the language its "
+        "persona is written in (cards from before languages were stated keep their Chinese)",
+        examples=["en"],
     )
 
     @field_validator("prompt_template")
@@ -105,6 +131,11 @@ class EmployeeCard(SpecModel):
                 "to use the built-in prompt",
             )
         return value
+
+    @property
+    def writes_in(self) -> Language:
+        """The card's language: stated, else the one its persona is written in."""
+        return self.language or main_language(self.persona, default="zh")
 
     @property
     def prompt_template_path(self) -> Path | None:

@@ -18,7 +18,7 @@ from framework.errors import ScenarioError
 from framework.names import NAME_FIX, is_name
 from framework.prompts.sandbox import parse_string
 
-from .employee import Slug
+from .employee import LanguageTag, Slug
 from .limits import MAX_LABEL_CHARS, MAX_TEXT_CHARS
 from .model_spec import ModelSpec
 from .yaml_loader import SpecModel, load_yaml_file, spec_error, validate
@@ -231,6 +231,13 @@ class Scenario(SpecModel):
     announcement: Announcement
     settings: ScenarioSettings = Field(default_factory=ScenarioSettings)
     description: str = Field(default="", max_length=MAX_TEXT_CHARS)
+    language: LanguageTag | None = Field(
+        default=None,
+        description="language the framework writes the room's shared text in (SOP list, "
+        "notices, prompts): en or zh; empty = the cards' when they agree, else the "
+        "announcement's. People's replies still follow the people's language",
+        examples=["en"],
+    )
 
     @field_validator("announcement", mode="before")
     @classmethod

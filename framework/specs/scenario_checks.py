@@ -17,7 +17,7 @@ from framework.errors import (
     SopCardError,
     UnknownNameError,
 )
-from framework.language import language_of
+from framework.language import room_language
 from framework.prompts.sandbox import render_string
 
 from ._explain import hint
@@ -139,7 +139,10 @@ def template_problems(catalog: Catalog, scenario: Scenario) -> list[InputError]:
     if not source:
         return []
     referenced = scenario.referenced_sop_ids()
-    language = language_of(scenario.announcement.text)
+    cards = [
+        catalog.employees[e].writes_in for e in scenario.participants if e in catalog.employees
+    ]
+    language = room_language(scenario.language, cards, scenario.announcement.text)
 
     def best_sop(sop_id: object) -> str:
         # The room looks SOPs up before it renders, so only ids written in quotes can work.

@@ -187,8 +187,9 @@ class SopCard(SpecModel):
         """``id@version``, as events and outcomes name it."""
         return f"{self.id}@{self.version}"
 
-    def render_text(self, language: str = "zh") -> str:
-        """The steps as a numbered list for a room announcement (``1. pm：立题与提纲``)."""
+    def render_text(self, language: str | None = None) -> str:
+        """The steps as a numbered list for a room announcement (``1. pm：立题与提纲``);
+        labels in ``language``, else in the card's own (see :func:`render_steps`)."""
         return render_steps(self.ref, self.goal, self.steps, language)
 
 

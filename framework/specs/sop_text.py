@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from framework.language import main_language
+from framework.phrases import Language, Phrase, language_or_default
+
 
 class StepLike(Protocol):
     """What :func:`render_steps` reads of a step (a card's or a stored version's)."""
@@ -29,38 +32,51 @@ class StepLike(Protocol):
     def parallel(self) -> bool: ...
 
 
-def render_steps(ref: str, goal: str, steps: Sequence[StepLike], language: str = "zh") -> str:
-    """An SOP as a numbered list for a room announcement (``1. pm：立题与提纲``).
+TOOLS = Phrase(en="tools: {tools}", zh="工具：{tools}")
+WAITS = Phrase(en="waits for human input", zh="等待人工确认")
+PARALLEL = Phrase(en=" (in parallel)", zh="（并行）")
+FALLBACK = Phrase(en="fallback: {fallback}", zh="兜底：{fallback}")
+NOTES = Phrase(en=" ({notes})", zh="（{notes}）")
+STEP = Phrase(en="{n}. {who}: {do}{tail}", zh="{n}. {who}：{do}{tail}")
+TITLE = Phrase(en="SOP {ref}: {goal}", zh="SOP {ref}：{goal}")
+
+
+def sop_language(goal: str, steps: Sequence[StepLike]) -> Language:
+    """The language an SOP is written in (its goal and steps), for labels that match it."""
+    return main_language(" ".join([goal, *(step.do for step in steps)]), default="zh")
+
+
+def render_steps(
+    ref: str, goal: str, steps: Sequence[StepLike], language: str | None = None
+) -> str:
+    """An SOP as a numbered list for a room announcement (``1. pm: outline the talk``).
+
+    ``language``: of the labels (``tools``, ``waits for human input``); a room passes its
+    own, and without one the labels follow the language the SOP is written in, so a listing
+    is never half in one language and half in the other.
 
     A step that declares products ends with ``→ outline.md``: the announcement is where the
     employee learns which files the step must leave in the workspace.
     """
-    zh = language.startswith("zh")
-    colon, sep, semi = ("：", "、", "；") if zh else (": ", ", ", "; ")
-    words = (
-        ("工具", "等待人工确认", "并行", "兜底")
-        if zh
-        else ("tools", "waits for human input", "in parallel", "fallback")
-    )
-    out = [f"SOP {ref}{colon}{goal}"]
+    lang = language_or_default(language, default=sop_language(goal, steps))
+    sep, semi = ("、", "；") if lang == "zh" else (", ", "; ")
+    out = [TITLE(lang, ref=ref, goal=goal)]
     for n, step in enumerate(steps, start=1):
         who = sep.join(step.speakers)
         if step.parallel:
-            who += f"（{words[2]}）" if zh else f" ({words[2]})"
+            who += PARALLEL(lang)
         notes = []
         if step.tools:
-            notes.append(f"{words[0]}{colon}{', '.join(step.tools)}")
+            notes.append(TOOLS(lang, tools=", ".join(step.tools)))
         if step.waits_for_input:
-            notes.append(words[1])
+            notes.append(WAITS(lang))
         if step.fallback:
-            notes.append(f"{words[3]}{colon}{step.fallback}")
-        tail = ""
-        if notes:
-            tail = f"（{semi.join(notes)}）" if zh else f" ({semi.join(notes)})"
+            notes.append(FALLBACK(lang, fallback=step.fallback))
+        tail = NOTES(lang, notes=semi.join(notes)) if notes else ""
         if step.produces:
             tail += f" → {', '.join(step.produces)}"
-        out.append(f"{n}. {who}{colon}{step.do}{tail}")
+        out.append(STEP(lang, n=n, who=who, do=step.do, tail=tail))
     return "\n".join(out)
 
 
-__all__ = ["StepLike", "render_steps"]
+__all__ = ["StepLike", "render_steps", "sop_language"]

@@ -28,6 +28,7 @@ from .project import (
     load_by_id,
     project_root,
 )
+from .project_file import PROJECT_FILE, load_project_file
 from .scenario import load_scenario
 from .scenario_checks import StoredSop, card_speaker_problems
 from .sop_card import SopLibrary, has_front_matter, load_sop_card
@@ -115,6 +116,8 @@ class _Checker:
         try:
             if path.name == MODELS_FILE:
                 ModelRegistry.load(path)
+            elif path.name == PROJECT_FILE:
+                load_project_file(path.parent)
             elif path.suffix == ".md":
                 self._sop(path, explicit)
             elif path.suffix in YAML_SUFFIXES or explicit:

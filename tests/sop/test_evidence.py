@@ -263,7 +263,7 @@ async def test_a_store_from_before_products_takes_the_shipped_cards_products(
             ("figures.md",),
             (),
         ]
-        assert (await import_library(store, LIBRARY)).skipped == ["tech-article@1"]
+        assert "tech-article@1" in (await import_library(store, LIBRARY)).skipped
     finally:
         await store.close()
 

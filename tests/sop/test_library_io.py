@@ -64,7 +64,8 @@ async def test_shipped_library_imports_exports_and_reimports_as_a_no_op(
     store: SopStore, tmp_path: Path
 ) -> None:
     report = await import_library(store, LIBRARY)
-    assert report.added == ["tech-article@1"] and report.changed
+    shipped = ["escalation@1", "tech-article@1"]  # the English sample and the Chinese one
+    assert report.added == shipped and report.changed
     stored = await store.get("tech-article", 1)
     card = load_sop_card(SHIPPED)
     assert stored.status is Status.PUBLISHED
@@ -73,16 +74,17 @@ async def test_shipped_library_imports_exports_and_reimports_as_a_no_op(
     assert stored.body == card.body
 
     again = await import_library(store, LIBRARY)
-    assert (again.added, again.updated, again.skipped) == ([], [], ["tech-article@1"])
+    assert (again.added, again.updated, again.skipped) == ([], [], shipped)
 
     out = tmp_path / "out"
-    assert await export_library(store, out) == [out / "tech-article" / "v1.md"]
-    # The exported card is the shipped card, byte for byte.
-    assert (out / "tech-article" / "v1.md").read_text(encoding="utf-8") == SHIPPED.read_text(
-        encoding="utf-8"
-    )
+    folders = {"escalation": "escalation", "tech-article": "tech_article"}  # id: shipped folder
+    assert await export_library(store, out) == [out / sop / "v1.md" for sop in folders]
+    # The exported cards are the shipped cards, byte for byte.
+    for sop, folder in folders.items():
+        exported = (out / sop / "v1.md").read_text(encoding="utf-8")
+        assert exported == (LIBRARY / folder / "v1.md").read_text(encoding="utf-8")
     reimport = await import_library(store, out)
-    assert not reimport.changed and reimport.skipped == ["tech-article@1"]
+    assert not reimport.changed and reimport.skipped == shipped
     assert await store.get("tech-article", 1) == stored
 
 
@@ -96,10 +98,11 @@ async def test_export_into_the_library_updates_cards_in_place(
     await store.add_version(replace(v1, version=2, body="v2", status=Status.DRAFT))
     paths = await export_library(store, library)
     # Same folder as the existing card (tech_article/), not a second one named by the id.
-    assert paths == [library / "tech_article" / "v1.md", library / "tech_article" / "v2.md"]
+    ours = [library / "tech_article" / "v1.md", library / "tech_article" / "v2.md"]
+    assert paths == [library / "escalation" / "v1.md", *ours]
     assert (library / "tech_article" / "v1.md").read_bytes() == SHIPPED.read_bytes()
-    assert sorted(p.name for p in library.iterdir()) == ["tech_article"]
-    assert load_sop_card(paths[1]).status == "draft"
+    assert sorted(p.name for p in library.iterdir()) == ["escalation", "tech_article"]
+    assert load_sop_card(paths[-1]).status == "draft"
 
 
 async def test_a_version_round_trips_through_its_card(tmp_path: Path) -> None:

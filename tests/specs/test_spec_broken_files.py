@@ -93,7 +93,10 @@ def test_validate_reports_every_problem_of_every_file(project: Path) -> None:
     assert "scenarios/turns.yaml:20 settings.recent_turns" in out and "1 to 1,000" in out
     assert "scenarios/nobody.yaml:9 humans" in out
     assert "sop_library/other/v1.md:9 steps[1].speaker[1]" in out
-    assert "did you mean 'designer'?" in out and "designer, engineer, pm, reviewer" in out
+    assert (
+        "did you mean 'designer'?" in out
+        and "designer, engineer, lead, oncall, pm, reviewer, triage" in out
+    )
     assert "5 problem(s)" in out
 
 

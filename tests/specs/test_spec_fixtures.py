@@ -22,8 +22,9 @@ from framework.specs import (
 
 
 def test_shipped_project_loads_and_cross_checks_clean(shipped: Catalog) -> None:
-    assert sorted(shipped.employees) == ["designer", "engineer", "pm", "reviewer"]
-    assert "tech-article" in shipped.scenarios
+    chinese = ["designer", "engineer", "pm", "reviewer"]
+    assert sorted(shipped.employees) == sorted([*chinese, "lead", "oncall", "triage"])
+    assert "tech-article" in shipped.scenarios and "escalation" in shipped.scenarios
     for scenario in shipped.scenarios.values():
         shipped.check_scenario(scenario)
     assert (
@@ -36,7 +37,9 @@ def test_shipped_cards(shipped: Catalog) -> None:
         assert card.role == card.id
         assert card.model is not None and card.model.label == "simulated"
         assert set(card.tools) <= set(BUILTIN_TOOLS)
-        assert card.persona.count("。") >= 2
+        # Each sample's cards are written whole in its language.
+        assert card.language == card.writes_in
+        assert card.persona.count("。" if card.language == "zh" else ". ") >= 2
     assert shipped.employee("pm").tools == ["write_file"]
     assert shipped.employee("pm").display_name == "产品经理小P"
     assert sorted(shipped.employee("engineer").tools) == sorted(BUILTIN_TOOLS)

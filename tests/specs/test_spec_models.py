@@ -87,7 +87,9 @@ CARD = "id: writer\ndisplay_name: 写手\nrole: writer\npersona: 你是写手。
 
 def test_card_defaults_and_source(tmp_path: Path) -> None:
     card = load_card(_write(tmp_path, "writer.yaml", CARD))
-    assert card.model is None and card.tools == [] and card.language == "zh"
+    assert card.model is None and card.tools == [] and card.language is None
+    # A card from before languages were stated keeps the language its persona is written in.
+    assert card.writes_in == "zh"
     assert card.source == tmp_path / "writer.yaml"
     assert card.line_of("persona") == 4
 

@@ -14,9 +14,11 @@ from rich.markup import escape
 
 from framework.admin import require_writable
 from framework.errors import InputError, StaffroomError
+from framework.phrases import known_language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
+from framework.specs.project_file import project_language
 from framework.surfaces.cli import doctor as doctor_cmds
 from framework.surfaces.cli import init as init_cmds
 from framework.surfaces.cli import knowledge as knowledge_cmds
@@ -27,6 +29,7 @@ from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli import validate as validate_cmds
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
 from framework.surfaces.cli.options import settings_for
+from framework.surfaces.cli.render import LabelConsole
 
 app = typer.Typer(
     help="Staffroom: digital employees in DMs and group Rooms, driven by versioned SOPs.",
@@ -35,7 +38,8 @@ app = typer.Typer(
     add_completion=False,
 )
 # soft_wrap: piped output keeps one line per event (greppable); terminals wrap as usual.
-console = Console(soft_wrap=True)
+# Its labels are English until a command's settings say otherwise (see _labelled).
+console = LabelConsole(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
 
 DataDir = Annotated[
@@ -64,7 +68,7 @@ def _console(
 ) -> HintConsole:
     """The console of a command given these options: every ``staffroom ...`` it prints
     carries them (see ``cli/hints.py``), so a hint runs as printed."""
-    return HintConsole(Invocation(data_dir, project, model, _commands))
+    return HintConsole(Invocation(data_dir, project, model, _commands), labels=console)
 
 
 @functools.cache
@@ -73,8 +77,14 @@ def _commands() -> Commands:
     return typer.main.get_command(app)
 
 
+def _labelled(settings: Settings) -> Settings:
+    """``settings``, with the console's labels set to the language they name."""
+    console.language = project_language(settings.project_dir, settings.language) or "en"
+    return settings
+
+
 def _settings(data_dir: Path | None, project: Path | None, model: str | None = None) -> Settings:
-    return settings_for(data_dir, project, model)
+    return _labelled(settings_for(data_dir, project, model))
 
 
 def _writing(
@@ -84,7 +94,7 @@ def _writing(
     override is checked, and a read-only folder refused, before anything opens."""
     settings = settings_for(data_dir, project, model, uses_model=True)
     require_writable(settings.data_dir, command)
-    return settings
+    return _labelled(settings)
 
 
 @app.command()
@@ -250,7 +260,8 @@ def validate(
 ) -> None:
     """Check scenario, employee and SOP files and knowledge.yaml; print every problem with
     file:line and a fix (scenarios are checked against the SOP store too)."""
-    settings, out = _settings(data_dir, project), _console(data_dir, project)
+    settings, out = settings_for(data_dir, project), _console(data_dir, project)
+    # Not labelled: a broken staffroom.yaml is one of the problems validate reports.
     raise typer.Exit(validate_cmds.validate(paths or [settings.project_dir], settings, out))
 
 
@@ -274,10 +285,21 @@ def init(
             help="The project's default model (written to models.yaml); default: simulated.",
         ),
     ] = None,
+    language: Annotated[
+        str,
+        typer.Option(
+            "--language", help="en or zh: the language its files and labels are written in."
+        ),
+    ] = "en",
 ) -> None:
     """Scaffold a project (employees, a scenario, its SOP, models.yaml) that runs at once."""
     spec = parse_model_option(model, where="--model") if model else ModelSpec()
-    raise typer.Exit(init_cmds.init_project(target, spec, console))
+    written_in = known_language(language)
+    if written_in is None:
+        raise InputError(
+            f"unknown language {language[:40]!r}", field="--language", fix="use en or zh"
+        )
+    raise typer.Exit(init_cmds.init_project(target, spec, console, written_in))
 
 
 @app.command()

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from rich.console import Console
 from rich.markup import escape
 
 from framework.phrases import Language, Phrase, language_or_default
+from framework.surfaces.cli.render import LabelConsole
 
 CARRIED = ("--data-dir", "--project", "--model")
 """The options a hint carries over from the command that printed it."""
@@ -149,13 +149,28 @@ class Invocation:
         return _HINT.sub(insert, text)
 
 
-class HintConsole(Console):
+class HintConsole(LabelConsole):
     """A console whose printed text carries ``hints``' options into every ``staffroom ...``
-    in it (a transcript's "full text: staffroom history ..." too)."""
+    in it (a transcript's "full text: staffroom history ..." too).
 
-    def __init__(self, hints: Invocation, **kwargs: Any) -> None:
+    ``labels``: the console whose label language this one follows (the CLI's, which learns
+    the project's language only once a command has read its settings)."""
+
+    def __init__(
+        self, hints: Invocation, *, labels: LabelConsole | None = None, **kwargs: Any
+    ) -> None:
+        self._labels = labels
         super().__init__(soft_wrap=True, **kwargs)
         self.hints = hints
+
+    @property
+    def language(self) -> Language:
+        """The label language: the followed console's, else this one's own."""
+        return self._labels.language if self._labels is not None else self._own
+
+    @language.setter
+    def language(self, value: Language) -> None:
+        self._own = value
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """:meth:`Console.print`, hints completed."""

@@ -8,11 +8,66 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from framework.language import language_of, snippet
-from framework.phrases import Phrase
+from framework.language import snippet
+from framework.phrases import Language, Phrase
 from framework.sessions.events import Event, EventKind
 
-_WHY = {"sop_step": "SOP step", "mention": "@mention", "selector": "selector", "direct": "DM"}
+_WHY = {
+    "sop_step": Phrase(en="SOP step", zh="SOP 步骤"),
+    "mention": Phrase(en="@mention", zh="被 @"),
+    "selector": Phrase(en="selector", zh="轮到发言"),
+    "direct": Phrase(en="DM", zh="私聊"),
+}
+WHY_SOP_STEP, WHY_MENTION, WHY_SELECTOR, WHY_DIRECT = _WHY.values()
+MORE = Phrase(en="… {more} more characters: {command}", zh="……还有 {more} 个字符：{command}")
+SESSION_ENDED = Phrase(
+    en="── session ended ({reason}, {events} events); the next message starts a new one ──",
+    zh="── 会话已结束（{reason}，{events} 个事件）；下一条消息开始新会话 ──",
+)
+STEP = Phrase(en="── step {n}: {do} ({speakers})", zh="── 第 {n} 步：{do}（{speakers}）")
+HUMAN = Phrase(en="(human)", zh="（真人）")
+TOOL_OK = Phrase(en="ok", zh="成功")
+TOOL_FAILED = Phrase(en="failed", zh="失败")
+FALLBACK = Phrase(
+    en="⚠ fallback: {what} → {used} ({reason})", zh="⚠ 兜底：{what} → {used}（{reason}）"
+)
+WAITING = Phrase(en="… waiting for {who} ({reason})", zh="…… 等待 {who}（{reason}）")
+ENDED = Phrase(en="■ ended: {reason}", zh="■ 结束：{reason}")
+ENDED_COUNTS = Phrase(
+    en="(steps {done}/{total}, turns {turns}, sop {sop})",
+    zh="（步骤 {done}/{total}，发言 {turns} 次，SOP {sop}）",
+)
+NO_SOP = Phrase(en="no SOP", zh="无 SOP")
+NOTHING_EXTRACTED = Phrase(en="◆ nothing to extract: {why}", zh="◆ 没有可提取的内容：{why}")
+EXTRACTED = Phrase(en="◆ SOP draft {ref} extracted:", zh="◆ 已提取 SOP 草稿 {ref}：")
+REVIEW = Phrase(en="review: {how}", zh="审阅：{how}")
+WHY = Phrase(en="why: {why}", zh="原因：{why}")
+SUCCESS = Phrase(en="success", zh="成功")
+NOT_SUCCESS = Phrase(en="not a success", zh="未成功")
+OUTCOME = Phrase(en="◆ outcome of {sop}: {verdict}{score}", zh="◆ {sop} 的结果：{verdict}{score}")
+SCORE = Phrase(en=", score {score}", zh="，评分 {score}")
+OUTCOME_COUNTS = Phrase(
+    en="(corrections {corrections}, off-SOP turns {off}, human interventions {human})",
+    zh="（纠正 {corrections} 次，偏离 SOP 的发言 {off} 次，人工介入 {human} 次）",
+)
+ASKED_AGAIN = Phrase(
+    en="◆ the runs ask for {ref} again ({status})", zh="◆ 这些运行再次要求 {ref}（{status}）"
+)
+PROPOSED = Phrase(en="◆ proposed {ref} ({status}): {why}", zh="◆ 提议 {ref}（{status}）：{why}")
+
+
+class LabelConsole(Console):
+    """A rich console that knows the language of the labels it prints (the CLI sets it from
+    ``$STAFFROOM_LANGUAGE`` or the project's ``staffroom.yaml`` once the settings are read)."""
+
+    def __init__(self, *args: Any, language: Language = "en", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.language: Language = language
+
+
+def labels_language(console: Console) -> Language:
+    """The language ``console`` labels things in (English for a plain console)."""
+    return console.language if isinstance(console, LabelConsole) else "en"
 
 
 SHOWN_CHARS = 2000
@@ -28,12 +83,14 @@ NAME_CHARS = 80
 log was edited by hand."""
 
 
-def _shown(event: Event) -> str:
+def _shown(event: Event, language: Language = "en") -> str:
     """The event's text for a transcript (escaped), cut with a pointer to the whole of it."""
-    return _clip(event.text, event.session)
+    return _clip(event.text, event.session, language=language)
 
 
-def _clip(value: object, session: str, limit: int = SHOWN_CHARS) -> str:
+def _clip(
+    value: object, session: str, limit: int = SHOWN_CHARS, *, language: Language = "en"
+) -> str:
     """``value`` as escaped markup, cut at ``limit`` characters with a pointer to the whole.
 
     Cut before escaping: a cut through an escaped ``\\[`` would leave a backslash that
@@ -42,10 +99,9 @@ def _clip(value: object, session: str, limit: int = SHOWN_CHARS) -> str:
     text = value if isinstance(value, str) else str(value)
     if len(text) <= limit:
         return escape(_visible(text))
-    more = len(text) - limit
-    return escape(_visible(text[:limit])) + (
-        f" [dim]… {more} more characters: staffroom history {escape(_name(session))} --json[/]"
-    )
+    command = f"staffroom history {escape(_name(session))} --json"
+    more = MORE(language, more=len(text) - limit, command=command)
+    return escape(_visible(text[:limit])) + f" [dim]{more}[/]"
 
 
 def _name(value: object) -> str:
@@ -76,67 +132,76 @@ def _badge(event: Event) -> str:
 
 
 def render_event(console: Console, event: Event, names: dict[str, str] | None = None) -> None:
-    """Print one event as a transcript line.
+    """Print one event as a transcript line, labelled in the console's language
+    (:func:`labels_language`).
 
     Every text is cut (see :data:`SHOWN_CHARS`) and escaped, and content of an unexpected
     shape (a hand-edited log) is shown as text instead of failing.
     """
+    lang = labels_language(console)
     names = names or {}
     who = escape(_name(names.get(event.author, event.author)))
     c = _fields(event)
     kind = event.kind
     if kind == EventKind.PLAN and event.meta.get("entry"):
         if c.get("announcement"):  # a DM has no announcement to show
-            _render_entry(console, event, c)
-    elif _render_learning(console, event, c):
+            _render_entry(console, event, c, lang)
+    elif _render_learning(console, event, c, lang):
         pass
     elif kind == EventKind.SESSION_END:
-        console.print(
-            f"[dim]── session ended ({escape(_name(c.get('reason')))}, "
-            f"{_n(c.get('events'))} events); the next message starts a new one ──[/]"
+        ended = SESSION_ENDED(
+            lang, reason=escape(_name(c.get("reason"))), events=_n(c.get("events"))
         )
+        console.print(f"[dim]{ended}[/]")
     elif kind == EventKind.SOP_STEP:
-        console.print(
-            f"[bold cyan]── step {_n(c.get('n'))}: {_clip(c.get('do'), event.session)} "
-            f"({_names(c.get('speakers'))})[/]"
-        )
+        do = _clip(c.get("do"), event.session, language=lang)
+        step_line = STEP(lang, n=_n(c.get("n")), do=do, speakers=_names(c.get("speakers")))
+        console.print(f"[bold cyan]{step_line}[/]")
     elif kind == EventKind.MESSAGE:
         if event.meta.get("human"):
-            console.print(f"[bold green]{who}[/] [dim](human)[/]: {_shown(event)}")
+            console.print(f"[bold green]{who}[/] [dim]{HUMAN(lang)}[/]: {_shown(event, lang)}")
         else:
-            why = _WHY.get(str(event.meta.get("why")), str(event.meta.get("why", "")))
+            label = _WHY.get(str(event.meta.get("why")))
+            why = label(lang) if label else str(event.meta.get("why", ""))
             step = event.meta.get("step")
             reason = f"{why} {step}" if step is not None else why
-            note = f", {_clip(event.meta['note'], event.session)}" if event.meta.get("note") else ""
+            note = event.meta.get("note")
+            note = f", {_clip(note, event.session, language=lang)}" if note else ""
             head = f"[bold magenta]{who}[/] [dim]({escape(_name(reason))}{note})[/]{_badge(event)}"
-            console.print(f"{head}: {_shown(event)}")
+            console.print(f"{head}: {_shown(event, lang)}")
     elif kind == EventKind.TOOL_CALL:
         raw_args = c.get("args")
         items = raw_args.items() if isinstance(raw_args, dict) else []
         args = ", ".join(f"{_name(k)}={snippet(_name_cut(v, 400), 40)!r}" for k, v in items)
         console.print(f"  [dim]{who} → {escape(_name(c.get('name')))}({escape(args)})[/]")
     elif kind == EventKind.TOOL_RESULT:
-        mark = "ok" if c.get("ok") else "failed"
-        output = _clip(c.get("output"), event.session, 160)
+        mark = TOOL_OK(lang) if c.get("ok") else TOOL_FAILED(lang)
+        output = _clip(c.get("output"), event.session, 160, language=lang)
         console.print(f"  [dim]← {escape(_name(c.get('name')))} {mark}: {output}[/]")
     elif kind == EventKind.ERROR:
         error = escape(_name(c.get("error", "error")))
-        console.print(f"[bold red]! {who}: {error}[/] {_clip(c.get('detail', ''), event.session)}")
+        detail = _clip(c.get("detail", ""), event.session, language=lang)
+        console.print(f"[bold red]! {who}: {error}[/] {detail}")
     elif kind == EventKind.FALLBACK:
         what, used = escape(_name(c.get("what", "?"))), escape(_name(c.get("used", "?")))
-        reason = _clip(c.get("reason"), event.session)
-        console.print(f"[yellow]⚠ fallback: {what} → {used} ({reason})[/]")
+        reason = _clip(c.get("reason"), event.session, language=lang)
+        console.print(f"[yellow]{FALLBACK(lang, what=what, used=used, reason=reason)}[/]")
     elif kind == EventKind.WAIT:
         waiting, reason = _names(c.get("waiting_for")), escape(_name(c.get("reason")))
-        console.print(f"[yellow]… waiting for {waiting} ({reason})[/]")
+        console.print(f"[yellow]{WAITING(lang, who=waiting, reason=reason)}[/]")
     elif kind == EventKind.OUTCOME:
+        counts = ENDED_COUNTS(
+            lang,
+            done=_n(c.get("steps_done")),
+            total=_n(c.get("steps_total")),
+            turns=_n(c.get("turns")),
+            sop=escape(_name(c.get("sop"))),
+        )
         console.print(
-            f"[bold blue]■ ended: {escape(_name(c.get('reason')))}[/] "
-            f"(steps {_n(c.get('steps_done'))}/{_n(c.get('steps_total'))}, "
-            f"turns {_n(c.get('turns'))}, sop {escape(_name(c.get('sop')))})"
+            f"[bold blue]{ENDED(lang, reason=escape(_name(c.get('reason'))))}[/] {counts}"
         )
     else:
-        console.print(f"[dim]{escape(_name(kind))} {who}: {_shown(event)}[/]")
+        console.print(f"[dim]{escape(_name(kind))} {who}: {_shown(event, lang)}[/]")
 
 
 def _fields(event: Event) -> dict[str, Any]:
@@ -167,13 +232,10 @@ ON_TRIAL = Phrase(en="{sop} (on trial beside {best})", zh="{sop}（试用中，�
 BESIDE_TRIAL = Phrase(
     en="{sop} (the best; {trial} on trial elsewhere)", zh="{sop}（最佳；{trial} 另在试用）"
 )
-NO_SOP = Phrase(en="no SOP", zh="无 SOP")
 
 
-def _sop_label(event: Event, c: dict[str, Any]) -> str:
+def _sop_label(event: Event, c: dict[str, Any], language: Language) -> str:
     """The version the room runs and whether it is on trial (entry meta ``sop_trial``)."""
-    text = str(c.get("announcement") or "")
-    language = language_of(text) if text.strip() else "en"  # the room's language
     sop = event.meta.get("sop")
     if not sop:
         return NO_SOP(language)
@@ -190,43 +252,46 @@ def _sop_label(event: Event, c: dict[str, Any]) -> str:
     return str(sop)
 
 
-def _render_entry(console: Console, event: Event, c: dict[str, Any]) -> None:
+def _render_entry(console: Console, event: Event, c: dict[str, Any], lang: Language) -> None:
     """The announcement panel a room opens with, titled with the SOP version it runs."""
-    title = f"{escape(_name(c.get('title', '')))} · {escape(_name(_sop_label(event, c)))}"
+    label = _sop_label(event, c, lang)
+    title = f"{escape(_name(c.get('title', '')))} · {escape(_name(label))}"
+    text = _clip(c.get("announcement", ""), event.session, language=lang)
     console.print(
-        Panel(_clip(c.get("announcement", ""), event.session), title=title, border_style="cyan"),
+        Panel(text, title=title, border_style="cyan"),
         soft_wrap=False,  # a panel has a width: its lines wrap inside it instead of being cut
     )
 
 
-def _render_extracted(console: Console, c: dict[str, Any], session: str) -> None:
+def _render_extracted(console: Console, c: dict[str, Any], session: str, lang: Language) -> None:
     """An SOP draft extracted from a free-form room, or why there was none."""
     ref = c.get("extracted")
     if not ref:
-        console.print(f"[yellow]◆ nothing to extract: {_clip(c.get('why'), session)}[/]")
+        why = _clip(c.get("why"), session, language=lang)
+        console.print(f"[yellow]{NOTHING_EXTRACTED(lang, why=why)}[/]")
         return
     steps = c.get("steps")
     listed = "; ".join(str(s) for s in steps) if isinstance(steps, list) else str(steps)
-    console.print(
-        f"[bold cyan]◆ SOP draft {escape(_name(ref))} extracted:[/] {_clip(listed, session)}"
-    )
-    console.print(f"  [dim]review: {_clip(c.get('review'), session)}[/]")
+    head = EXTRACTED(lang, ref=escape(_name(ref)))
+    console.print(f"[bold cyan]{head}[/] {_clip(listed, session, language=lang)}")
+    how = _clip(c.get("review"), session, language=lang)
+    console.print(f"  [dim]{REVIEW(lang, how=how)}[/]")
     if c.get("why"):  # proposed unasked: say what triggered it
-        console.print(f"  [dim]why: {_clip(c.get('why'), session)}[/]")
+        console.print(f"  [dim]{WHY(lang, why=_clip(c.get('why'), session, language=lang))}[/]")
 
 
-def _render_learning(console: Console, event: Event, c: dict[str, Any]) -> bool:
+def _render_learning(console: Console, event: Event, c: dict[str, Any], lang: Language) -> bool:
     """A run's feedback, a revision or an extraction (True when ``event`` was one)."""
     kind, session = event.kind, event.session
     if kind == EventKind.FEEDBACK:
-        _render_outcome(console, c, session)
+        _render_outcome(console, c, session, lang)
     elif kind == EventKind.REVISION:
-        _render_revision(console, c, session)
+        _render_revision(console, c, session, lang)
     elif kind == EventKind.PLAN and "outcome" in c:  # logs from before the feedback kind
-        _render_outcome(console, c["outcome"], session)
-        _render_revision(console, c.get("revision"), session)
+        _render_outcome(console, c["outcome"], session, lang)
+        _render_revision(console, c.get("revision"), session, lang)
     elif kind == EventKind.EXTRACTION or (kind == EventKind.PLAN and "extracted" in c):
-        _render_extracted(console, c, session)
+        _render_extracted(console, c, session, lang)
     elif kind == EventKind.REMARK:
         _render_remark(console, c, session)
     else:
@@ -244,35 +309,38 @@ def _render_remark(console: Console, c: dict[str, Any], session: str) -> None:
         console.print(f"  [dim]{_clip(c['ask'], session)}[/]")
 
 
-def _render_outcome(console: Console, o: Any, session: str) -> None:
+def _render_outcome(console: Console, o: Any, session: str, lang: Language) -> None:
     """A run's measured outcome against its SOP version (or why late feedback did not count)."""
     if not isinstance(o, dict):
         return
     if o.get("counted") is False:
-        console.print(f"[yellow]◆ {_clip(o.get('notice', ''), session)}[/]")
+        console.print(f"[yellow]◆ {_clip(o.get('notice', ''), session, language=lang)}[/]")
         return
-    verdict = "success" if o.get("success") else "not a success"
-    score = f", score {o['score']:.2f}" if isinstance(o.get("score"), float) else ""
-    console.print(
-        f"[bold blue]◆ outcome of {escape(_name(o.get('sop')))}: {verdict}{score}[/] "
-        f"(corrections {_n(o.get('corrections'))}, off-SOP turns {_n(o.get('off_sop_turns'))}, "
-        f"human interventions {_n(o.get('human_interventions'))})"
+    verdict = SUCCESS(lang) if o.get("success") else NOT_SUCCESS(lang)
+    score = SCORE(lang, score=f"{o['score']:.2f}") if isinstance(o.get("score"), float) else ""
+    head = OUTCOME(lang, sop=escape(_name(o.get("sop"))), verdict=verdict, score=score)
+    counts = OUTCOME_COUNTS(
+        lang,
+        corrections=_n(o.get("corrections")),
+        off=_n(o.get("off_sop_turns")),
+        human=_n(o.get("human_interventions")),
     )
+    console.print(f"[bold blue]{head}[/] {counts}")
     # Outcomes recorded before failures existed have no such key.
     failures = o.get("failures")
     for failure in failures[:SHOWN_ITEMS] if isinstance(failures, list) else []:
-        console.print(f"  [red]✗ {_clip(failure, session)}[/]")
+        console.print(f"  [red]✗ {_clip(failure, session, language=lang)}[/]")
 
 
-def _render_revision(console: Console, revision: Any, session: str) -> None:
+def _render_revision(console: Console, revision: Any, session: str, lang: Language) -> None:
     """The SOP version a run proposed (or published), with its edits."""
     if isinstance(revision, dict):
         ref, status = escape(_name(revision.get("sop"))), escape(_name(revision.get("status")))
         if revision.get("reselected"):
-            console.print(f"[bold cyan]◆ the runs ask for {ref} again ({status})[/]")
+            console.print(f"[bold cyan]{ASKED_AGAIN(lang, ref=ref, status=status)}[/]")
         elif "edits" in revision:
-            why = _clip(revision.get("why"), session)
-            console.print(f"[bold cyan]◆ proposed {ref} ({status}): {why}[/]")
+            why = _clip(revision.get("why"), session, language=lang)
+            console.print(f"[bold cyan]{PROPOSED(lang, ref=ref, status=status, why=why)}[/]")
         edits = revision.get("edits")
         for edit in edits[:SHOWN_ITEMS] if isinstance(edits, list) else []:
             console.print(f"  [dim]{_clip(edit, session)}[/]")

@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from framework.phrases import Phrase
 from framework.runtime.room import Room
 from framework.sessions.events import EventKind
 from framework.sessions.follow import follow_log
@@ -21,7 +22,7 @@ from framework.sop.ref import SopRef
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
 from framework.surfaces.cli.hints import CONTINUE_HINT, HintConsole, Invocation, cli_language
-from framework.surfaces.cli.render import render_event
+from framework.surfaces.cli.render import labels_language, render_event
 from framework.surfaces.cli.script import (
     ScriptLine,
     parse_script,
@@ -31,9 +32,10 @@ from framework.surfaces.cli.script import (
     read_script,
 )
 
-SIMULATED_NOTE = (
-    "[black on yellow] simulated [/] replies come from the offline simulator, "
-    "a deterministic test double (not a real model)"
+SIMULATED_NOTE = Phrase(
+    en="[black on yellow] simulated [/] replies come from the offline simulator, "
+    "a deterministic test double (not a real model)",
+    zh="[black on yellow] simulated [/] 的回复来自离线模拟器：一个确定性的测试替身（不是真实模型）",
 )
 
 
@@ -174,7 +176,7 @@ async def run_scenario(
             nxt = _next_line(lines, humans, interactive, console)
             if nxt is None:
                 if status.waiting:
-                    hint = CONTINUE_HINT(cli_language(), command=f"{again} --interactive")
+                    hint = CONTINUE_HINT(labels_language(console), command=f"{again} --interactive")
                     console.print(
                         f"[yellow]room {room.key} is waiting for {', '.join(status.waiting_for)}; "
                         f"{escape(hint)}[/] (or --script FILE)"
@@ -193,7 +195,7 @@ async def run_scenario(
 
 def _show_models(console: Console, room: Room) -> None:
     if _uses_simulator(room):
-        console.print(SIMULATED_NOTE)
+        console.print(SIMULATED_NOTE(labels_language(console)))
     real = {p.label: p for p in room.model_profiles.values() if p.label != "simulated"}
     for label, profile in real.items():
         console.print(
