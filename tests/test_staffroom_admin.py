@@ -65,7 +65,10 @@ async def test_admin_opens_stores_without_models_cards_or_checkpoints(tmp_path: 
         assert not data.exists(), "nothing is opened before it is used"
         service = await admin.sops()
         assert await admin.sops() is service
-        assert await service.store.sop_ids() == ["tech-article"]  # cards imported, as always
+        assert await service.store.sop_ids() == [
+            "escalation",
+            "tech-article",
+        ]  # cards imported, as always
         key = SessionKey.parse("room:r1")
         admin.sessions.log(key).append(make_event(str(key), EventKind.MESSAGE, "ann", "hi"))
     assert sorted(p.name for p in data.iterdir()) == ["sessions", "sops.sqlite", "stores.json"]
@@ -97,7 +100,7 @@ def test_admin_reads_a_read_only_folder_and_refuses_writes(tmp_path: Path) -> No
     out = done.stdout.splitlines()
     assert out[:4] == [
         "writable False",
-        "sops ['tech-article']",
+        "sops ['escalation', 'tech-article']",
         "events ['hi']",
         "memory ['alice writes in English']",
     ]

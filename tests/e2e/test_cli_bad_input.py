@@ -105,7 +105,7 @@ def test_sop_refs_and_import_paths_are_checked(tmp_path: Path) -> None:
     done = staffroom("sop", "--data-dir", str(data), "import", str(ROOT / "sop_library"))
     assert done.returncode == 0, done.stderr
     assert "ImportReport(" not in done.stdout
-    assert "already stored: tech-article@1" in done.stdout
+    assert "already stored: " in done.stdout and "tech-article@1" in done.stdout
 
 
 def test_history_cuts_huge_events_of_every_kind_and_json_keeps_them(tmp_path: Path) -> None:

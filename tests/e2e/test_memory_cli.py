@@ -86,7 +86,7 @@ def test_memory_of_an_unknown_employee_is_an_error_with_a_did_you_mean(
         done = cli(*args, *folder)
         assert done.code == 2 and "Traceback" not in done.err, (args, done.out, done.err)
         assert done.err.startswith("error: employee: ") and said in done.err, done.err
-        assert "known employees: designer, engineer, pm, reviewer" in done.err
+        assert "known employees: designer, engineer, lead, oncall, pm, reviewer, triage" in done.err
     assert not (tmp_path / "memory").exists(), "nothing is written for a name that is no one"
 
     # Memory this folder holds (an employee of another project, or one since removed) is

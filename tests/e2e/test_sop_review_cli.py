@@ -86,12 +86,13 @@ def test_a_proposed_version_is_reviewed_then_tried_then_rolled_back(tmp_path: Pa
     assert entry["content"]["sop_trials"]["tech-article"]["arm"] == "trial"
     assert entry["meta"]["sop"] == "tech-article@2" and entry["meta"]["sop_trial"] is True
     # The transcript and `history` say which version the room runs, and that it is a trial.
-    assert "tech-article@2（试用中，对照 tech-article@1）" in on_trial.stdout
+    assert "tech-article@2 (on trial beside tech-article@1)" in on_trial.stdout
     shown = staffroom("history", f"room:{trial_room}", "--data-dir", str(data)).stdout
-    assert "tech-article@2（试用中，对照 tech-article@1）" in shown
+    assert "tech-article@2 (on trial beside tech-article@1)" in shown
     on_best = run(best_room, "评分: 5/5")
     assert on_best.returncode == 0 and "outcome of tech-article@1: success" in on_best.stdout
-    assert "tech-article@1（最佳；tech-article@2 另在试用）" in on_best.stdout
+    # The panel title is cut at the terminal width (80 columns here): its start says it.
+    assert "tech-article@1 (the best;" in on_best.stdout
 
     # The next room's entry judges the trial: @2 did worse, @1 keeps serving.
     after = run("after", "评分: 5/5")

@@ -6,8 +6,9 @@ import io
 
 from rich.console import Console
 
+from framework.phrases import Language
 from framework.sessions.events import EventKind, make_event
-from framework.surfaces.cli.render import render_event
+from framework.surfaces.cli.render import LabelConsole, render_event
 
 
 def test_long_sop_lines_wrap_inside_the_panel() -> None:
@@ -26,15 +27,16 @@ def test_long_sop_lines_wrap_inside_the_panel() -> None:
 def test_the_panel_says_which_version_the_room_runs_and_whether_it_is_on_trial() -> None:
     trials = {"esc": {"arm": "trial", "trial": "esc@2", "best": "esc@1", "share": 0.5}}
 
-    def title(sop: str, on_trial: bool, announcement: str = "Triage the ticket.") -> str:
+    def title(sop: str, on_trial: bool, labels: Language = "en") -> str:
+        announcement = "Triage the ticket."
         content = {"title": "Escalation", "announcement": announcement, "sop_trials": trials}
         meta = {"entry": True, "sop": sop, "sop_trial": on_trial}
         event = make_event("room:x", EventKind.PLAN, "system", content, meta=meta)
         out = io.StringIO()
-        render_event(Console(file=out, width=100, soft_wrap=True), event)
+        render_event(LabelConsole(file=out, width=100, soft_wrap=True, language=labels), event)
         return out.getvalue().splitlines()[0]
 
     assert "Escalation · esc@2 (on trial beside esc@1)" in title("esc@2", True)
     assert "Escalation · esc@1 (the best; esc@2 on trial elsewhere)" in title("esc@1", False)
-    assert "esc@2（试用中，对照 esc@1）" in title("esc@2", True, "处理工单")
+    assert "esc@2（试用中，对照 esc@1）" in title("esc@2", True, "zh")  # labels: the project's
     assert "Escalation · other@3 ─" in title("other@3", False)  # no trial of its SOP

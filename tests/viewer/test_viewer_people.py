@@ -204,6 +204,8 @@ def long_titled_project(root: Path) -> Path:
     for extra in ("models.yaml",):
         if (ROOT / extra).is_file():
             shutil.copy(ROOT / extra, project / extra)
+    for other in (project / "scenarios").glob("escalation*"):
+        other.unlink()  # one scenario: the one with the long title
     scenario = project / "scenarios" / "tech_article.yaml"
     text = scenario.read_text("utf-8")
     scenario.write_text(re.sub(r"^title: .*$", f'title: "{LONG_TITLE}"', text, flags=re.M), "utf-8")

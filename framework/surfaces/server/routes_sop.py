@@ -22,7 +22,7 @@ from framework.sop.edits import diff_steps
 from framework.sop.library_io import version_to_card_text
 from framework.sop.model import SopVersion
 from framework.sop.service import SopService, ensure_known
-from framework.sop.store import PUBLISHED_NOTE
+from framework.sop.store import DEPRECATED_NOTE, PUBLISHED_NOTE
 from framework.specs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, MAX_VERSION
 from framework.specs.sop_card import SopStep
 from framework.specs.sop_text import render_steps
@@ -120,10 +120,10 @@ def _person(who: Principal, given: str | None) -> str:
 
 
 def _reason(v: SopVersion) -> str:
-    # What a reader wants to know of a version: why it was retired, else why it exists. A
-    # publish note says who published (shown with the status), not why.
+    # Why the version exists: its newest entry that is not a publish or deprecation note
+    # (the viewer shows a retirement's reason on a line of its own).
     for entry in reversed(v.change_log):
-        if entry.why != PUBLISHED_NOTE:
+        if entry.why != PUBLISHED_NOTE and not entry.why.startswith(DEPRECATED_NOTE):
             return entry.why
     return v.change_log[-1].why if v.change_log else ""
 
