@@ -7,14 +7,19 @@ background thread, records every request, and answers from a queue of scripted r
         stub.reply("hello").tool_call("search", {"q": "x"}).error(503).drop()
         model = ChatOpenAI(base_url=stub.base_url, api_key="k", max_retries=0)
 
-When the queue is empty it answers ``default_text``. With ``n_ctx`` set it checks the context
-window first: prompt tokens are estimated as len(all message text) / 4, and a request whose prompt
-tokens plus requested ``max_completion_tokens`` / ``max_tokens`` exceed ``n_ctx`` gets the 400
-``context_length_exceeded`` error (OpenAI's rule), before any scripted response is used. With
-``reserve_completion=False`` it follows llama-cpp-python's server instead: only a prompt of
-``n_ctx`` tokens or more is refused (the completion is silently capped), and the message counts
-the body's ``max_tokens`` only, "None" when absent. Only ``stream: false`` is served: a streamed
-request is recorded and answered with a 400 that says so.
+When the queue is empty it answers ``default_text``, or what ``responder(body)`` returns (an
+assistant message computed from the request: a double that answers by the request's kind),
+or, with ``upstream`` set, it forwards the request to that real server and answers its
+answer (a recording proxy: the tier records every prompt a real model was sent).
+
+With ``n_ctx`` set it checks the context window first: prompt tokens are estimated as len(all
+message text) / 4, and a request whose prompt tokens plus requested ``max_completion_tokens`` /
+``max_tokens`` exceed ``n_ctx`` gets the 400 ``context_length_exceeded`` error (OpenAI's rule),
+before any scripted response is used. With ``reserve_completion=False`` it follows llama-cpp-
+python's server instead: only a prompt of ``n_ctx`` tokens or more is refused (the completion is
+silently capped), and the message counts the body's ``max_tokens`` only, "None" when absent.
+Only ``stream: false`` is served: a streamed request is recorded and answered with a 400 that
+says so.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ import json
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -108,7 +115,11 @@ class StubOpenAI:
         reserve_completion: bool = True,
         default_text: str = "stub reply",
         model: str = DEFAULT_MODEL,
+        responder: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+        upstream: str | None = None,
     ) -> None:
+        self.responder = responder
+        self.upstream = upstream.rstrip("/") if upstream else None
         self.n_ctx = n_ctx
         self.reserve_completion = reserve_completion
         self.default_text = default_text
@@ -265,9 +276,30 @@ class StubOpenAI:
                 continue
             if item.drop or item.status != 200:
                 return item
-            message = item.body or {"role": "assistant", "content": self.default_text}
+            if item.body is None and self.upstream is not None:
+                return self._forward(body)
+            message = item.body or (self.responder(body) if self.responder else None)
+            message = message or {"role": "assistant", "content": self.default_text}
             return Scripted(body=self._completion(body, message, item, prompt_tokens))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _forward(self, body: dict[str, Any]) -> Scripted:
+        """The upstream server's answer to ``body``, status and JSON as it sent them."""
+        request = urllib.request.Request(
+            f"{self.upstream}/chat/completions",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                return Scripted(status=response.status, body=json.load(response))
+        except urllib.error.HTTPError as error:
+            raw = error.read()
+            try:
+                answer = json.loads(raw)
+            except ValueError:
+                answer = {"error": {"message": raw.decode(errors="replace")}}
+            return Scripted(status=error.code, body=answer)
 
     def _too_long(self, body: dict[str, Any], prompt_tokens: int) -> Scripted | None:
         if self.n_ctx is None:

@@ -1,0 +1,69 @@
+"""An English team's week (tests/english_week.py) on the real model: Gemma 3 270M on llama.cpp.
+
+Every request goes through the recording stub as a proxy (``StubOpenAI(upstream=…)``), so
+the prompts the model was sent can be checked. Asserted: the framework's guarantees, whatever
+the model answers — both rooms reach their end without a confirmation wait, no placeholder or
+timestamp reaches MEMORY.md, what products are written are written through the JSON tool
+protocol, every fallback says why, and no Han text is in any prompt. Reported, not asserted
+(``-s`` shows them; benchmarks/english_week.py runs several weeks): what depends on the
+model's wit — preference kept, whole name kept, ordinary messages read as corrections.
+
+Run with ``make test-llm``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from english_week import han_in, make_project, run_week, settings_for
+from stub_openai import StubOpenAI
+
+from framework import EventKind, Staffroom
+from framework.models.json_tools import PROTOCOL
+
+pytestmark = pytest.mark.llm
+
+WINDOW = 4096  # the server's --n_ctx (tests/llm/serve.py)
+CAP = 192
+
+
+async def test_an_english_teams_week_on_the_real_model(
+    tmp_path: Path, llm_url: str, llm_model: str
+) -> None:
+    started = time.monotonic()
+    project = make_project(tmp_path / "team")
+    with StubOpenAI(upstream=llm_url) as proxy:
+        spec = {
+            "name": llm_model,
+            "base_url": proxy.base_url,
+            "context_window": WINDOW,
+            "max_output_tokens": CAP,
+            "system_role": "fold",
+        }
+        async with await Staffroom.open(settings=settings_for(project, spec)) as staff:
+            week = await run_week(staff)
+        requests = [r.body for r in proxy.completions]
+    print(f"\nenglish week on {llm_model}: {len(requests)} model calls, ", end="")
+    print(f"{time.monotonic() - started:.0f} s; {week.rates()}")
+
+    assert week.rooms_ended == [True, True], week.wait_reasons
+    assert "confirm_remark" not in week.wait_reasons
+    assert week.junk_in_memory() == [], week.memory_md
+    # A product on disk came from its step's tool call, through the JSON protocol (this
+    # server never emits native tool calls).
+    native = [
+        e
+        for e in week.events
+        if e.kind == EventKind.TOOL_CALL
+        and e.content.get("name") == "write_file"
+        and e.content.get("protocol") != PROTOCOL
+    ]
+    assert native == []
+    for event in week.events:
+        if event.kind == EventKind.FALLBACK:
+            assert event.content.get("reason") and event.content.get("used"), event.content
+        if event.kind == EventKind.ERROR:
+            assert event.content.get("detail"), event.content
+    assert requests and han_in(requests) == []
