@@ -9,13 +9,18 @@ of both languages out. A message is a candidate when it has
 
 - a strong cue (:data:`STRONG_CUES`: swap, missing, forgot, remove, redundant, instead, "no
   need", 顺序, 漏, 多余, 去掉, 改成, 先…再…) and any reference to the steps, or
-- a weak cue (:data:`WEAK_CUES`: before, after, first, should, add, 之前, 先, 加…: everyday
-  chat is full of them) and a clear reference: a step named or two of the steps' words.
+- a weak cue (:data:`WEAK_CUES`: before, after, first, should, add, order, 之前, 先, 加…:
+  everyday chat is full of them) and a clear reference: a step named or two of the steps'
+  words.
 
 A reference is a step's number or place ("step 2", "the last two steps", "第三步", "三、四
-两步"), a word for steps (step, process, 步骤, 环节, 流程), or a content word of a step's text
-or a speaker's id (English words compared by their first :data:`STEM` letters, so
-"reproducing" meets "Reproduce").
+两步"), a word for steps (step, process, 步骤, 环节, 流程), or content words of the steps'
+texts or speakers (English words compared by their first :data:`STEM` letters, so
+"reproducing" meets "Reproduce"), of which one must name what a step does
+(:func:`anchors`: "the review", "reproducing", "diagnosis.md"; "the ticket" or "the
+customer" alone is what every message in the room is about). An English change word in a
+report of a deed ("I removed the duplicate ticket", "the customer forgot the logs") is only
+a weak cue: a correction asks what should be done ("remove it", "is redundant").
 
 Measured on ``benchmarks/remark_corpus.jsonl`` by ``benchmarks/remark_reader.py``.
 """
@@ -44,7 +49,8 @@ _STOP = """
     it's this that these those there here i i'm i'll i'd me my we we're we'll us our you
     you're your he him his she her they they're them their what which who whom whose when
     where why how not yes can could will would shall may might must just too very all any
-    some such own same other let let's please ok okay thanks thank hi hey one time
+    some such own same other each every both since let let's please ok okay thanks thank hi hey
+    one time
     的 地 得 了 着 过 和 与 及 或 而 且 并 也 又 还 就 都 才 只 把 被 给 对 从 向 在 于 以 为
     由 之 其 此 这 那 哪 是 很 太 吗 呢 吧 啊 呀 嘛 么 个 些 我 你 他 她 它 您 咱 谁 我们 你们
     他们 咱们 自己 这个 那个 这些 那些 这样 那样 这里 那里 什么 怎么 怎样 如何 一个 一些 一下
@@ -56,7 +62,7 @@ STOP_WORDS = frozenset(_STOP.split())
 never a reference to a step, whatever a step's text says."""
 
 _STRONG = """
-    order swap flip reverse backwards precede earlier ahead move
+    swap flip reverse backwards precede earlier ahead move
     missing forgot forget forgotten skipped gap nobody
     remove drop delete cut redundant unnecessary superfluous pointless needed rid lose skip
     overhead waste instead reword rename
@@ -77,7 +83,7 @@ ORDER_PAIRS = (("先", "再"), ("先", "后"), ("先", "然后"))
 """Chinese order words that ask for an order together ("先出配图再写正文")."""
 
 _WEAK = """
-    before after first then later last start until put end add include also need should
+    before after first then later last start until put end add include also need should order
     shouldn't go take say update make only edit change
     要 需要 先 再 前 后 之前 之后 最后 放到 放在 排在 改 换 加 加上
     """
@@ -184,22 +190,103 @@ def _step_words(steps: tuple[Step, ...]) -> frozenset[str]:
     )
 
 
+_LIGHTS = "run hold do make take have give get carry perform conduct prepare send"
+_LIGHT = frozenset(_LIGHTS.split())
+"""Verbs that leave the work to their object ("Run the technical interview", "Hold the
+culture interview"): the object's words anchor the step too."""
+
+_CLAUSE = re.compile(r"[:;,.()]|\b(?:and|then)\b")
+"""Where a clause of an English step's text starts: a colon, comma, bracket, "and", "then"."""
+
+_FILE = re.compile(r"([a-z][a-z0-9_-]*)\.[a-z0-9]{1,5}\b")
+"""A file name; its stem names the step's product ("diagnosis.md")."""
+
+
+def _verbs(clause: str) -> list[str]:
+    """The clause's verb if it opens on one, told by the function word after it ("find its
+    cause", "agree on the fix"; not "customer impact"), with a light verb's object."""
+    said = clause.split()
+    if len(said) < 2 or said[1] not in STOP_WORDS:
+        return []
+    if said[0] not in _LIGHT:
+        return [said[0]]
+    return [said[0], *itertools.takewhile(lambda w: w not in STOP_WORDS, said[2:])]
+
+
+@cache
+def _anchors(steps: tuple[Step, ...]) -> frozenset[str]:
+    found: set[str] = set()
+    for step in steps:
+        text = unicodedata.normalize("NFKC", step.do).lower()
+        lead = re.match(r"\W*([a-z]+)", text)  # an English step opens on its verb
+        named = [lead.group(1)] if lead else []
+        named += [w for clause in _CLAUSE.split(text) for w in _verbs(clause)]
+        named += [m.group(1) for f in (text, *step.produces) for m in _FILE.finditer(f.lower())]
+        found |= _content(named)
+        found |= {w for w in _content(_joined(words(text), stop=False)) if not w.isascii()}
+    return frozenset(found)
+
+
+def anchors(steps: Sequence[Step]) -> frozenset[str]:
+    """The words that name what a step does (stemmed as :func:`step_words`).
+
+    English: the step's verbs ("Triage", "Reproduce", "agree on"), a light verb's object
+    ("Run the technical interview") and its products' names ("diagnosis.md"); not the
+    things and people it handles ("the ticket", "the customer"), which ordinary chat names
+    all day. Chinese: every content word (a Chinese step is a titled noun phrase, 配图方案).
+    """
+    return _anchors(tuple(steps))
+
+
+def anchored(text: str, steps: Sequence[Step]) -> bool:
+    """Whether ``text`` uses a word of :func:`anchors`."""
+    return not _content(_joined(words(text), stop=False)).isdisjoint(anchors(steps))
+
+
 def step_words(steps: Sequence[Step]) -> frozenset[str]:
     """The content words of the steps' texts and speakers (English ones stemmed)."""
     return _step_words(tuple(steps))
 
 
+_DONE = frozenset({"forgot", "forgotten"})
+"""Irregular past forms of change words; regular ones end in "-ed"."""
+
+_PASSIVES = """
+    is are was were be been being get gets got getting isn't aren't wasn't weren't not never
+    """
+_PASSIVE = frozenset(_PASSIVES.split())
+"""Words just before a past form that make it a state, not a deed: "the review is not
+needed", "step 3 can be dropped", "it keeps getting skipped"."""
+
+
+def _reported(word: str, before: Sequence[str]) -> bool:
+    """Whether ``word`` tells what someone did ("I removed the duplicate ticket", "the
+    customer forgot the logs"): a past form, not in the passive (``before``: the two words
+    before it). A deed reported asks nothing of the steps; a correction asks what should be
+    done ("remove it", "is redundant", "should be dropped")."""
+    past = word in _DONE or (word.endswith("ed") and len(word) > 4)
+    return past and _PASSIVE.isdisjoint(before)
+
+
 def cue(text: str) -> int:
-    """How strongly ``text`` asks for a change: 2 (a strong cue), 1 (only weak ones) or 0."""
+    """How strongly ``text`` asks for a change: 2 (a strong cue), 1 (only weak ones) or 0.
+    A strong word in a report of what someone did ("I removed…", "we forgot…") is weak."""
     said = _joined(words(text))
     forms = {f for w in said for f in _forms(w)}
     latin = [w for w in said if w.isascii()]
+    asked = {
+        f
+        for i, w in enumerate(latin)
+        if not _reported(w, latin[max(0, i - 2) : i])
+        for f in _forms(w)
+    }
+    strong = {f for w in said if not w.isascii() for f in _forms(w)} | asked
     pairs = {f"{a} {b}" for a, b in itertools.pairwise(latin)}
-    if not (STRONG_CUES.isdisjoint(forms) and STRONG_PAIRS.isdisjoint(pairs)):
+    if not (STRONG_CUES.isdisjoint(strong) and STRONG_PAIRS.isdisjoint(pairs)):
         return 2
     if any(a in said and b in said for a, b in ORDER_PAIRS):
         return 2
-    return 1 if not WEAK_CUES.isdisjoint(forms) else 0
+    return 1 if not (WEAK_CUES.isdisjoint(forms) and STRONG_CUES.isdisjoint(forms)) else 0
 
 
 def names_a_step(text: str) -> bool:
@@ -225,4 +312,8 @@ def may_correct(text: str, steps: Sequence[Step]) -> bool:
     strength = cue(text) if steps else 0
     if not strength:
         return False
-    return names_a_step(text) or shared_words(text, steps) >= (1 if strength == 2 else 2)
+    if names_a_step(text):
+        return True
+    # the shared words must name what a step does: "the ticket" or "the customer" alone is
+    # what every message of an escalation room is about
+    return anchored(text, steps) and shared_words(text, steps) >= (1 if strength == 2 else 2)
