@@ -77,6 +77,13 @@ NO_TOOL_CALL = Phrase(
     "without a tool call",
     zh="{employee} 有工具可用，却没有调用任何工具就回答了第 {step} 步（该步产出 {files}）",
 )
+GRAMMAR_MAX_CHARS = 1000
+"""The longest ``maxLength`` a schema string gets: llama.cpp compiles ``maxLength: n`` into n
+nested optional rules, and llama-cpp-python 0.3.36's server fails to parse the grammar above
+about a thousand ("number of rules ... exceeds sane defaults") and then crashes (measured:
+1,000 compiles, 1,200 and 1,400 killed the server). With the default 2,048-token output cap
+the bound was 1,488, so a new project's first producing step took its local server down."""
+
 USED_REPLY = Phrase(en="the answer as a plain reply", zh="把回答当作普通回复")
 UNUSABLE = Phrase(
     en="the JSON tool answer is unusable: {problem}",
@@ -128,8 +135,8 @@ def _bounded(parameters: dict[str, Any], chars: int | None) -> tuple[dict[str, A
     names = _free_strings(parameters)
     if chars is None:
         return parameters, None
-    reply = max(16, chars // 4)
-    each = max(16, (chars - reply) // max(1, len(names)))
+    reply = min(GRAMMAR_MAX_CHARS, max(16, chars // 4))
+    each = min(GRAMMAR_MAX_CHARS, max(16, (chars - reply) // max(1, len(names))))
     properties = dict(parameters.get("properties") or {})
     for name in names:
         properties[name] = {**properties[name], "maxLength": each}
@@ -137,7 +144,9 @@ def _bounded(parameters: dict[str, Any], chars: int | None) -> tuple[dict[str, A
 
 
 def _reply(chars: int | None) -> dict[str, Any]:
-    return {"type": "string"} if chars is None else {"type": "string", "maxLength": chars}
+    if chars is None:
+        return {"type": "string"}
+    return {"type": "string", "maxLength": min(chars, GRAMMAR_MAX_CHARS)}
 
 
 def answer_schema(

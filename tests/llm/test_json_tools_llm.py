@@ -9,15 +9,19 @@ the answer schema; later producing turns on the model start in JSON. Run with
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from framework import Event, EventKind, Settings, Staffroom
-from framework.models.json_tools import PROTOCOL
+from framework.models.json_tools import PROTOCOL, answer_schema
 from framework.sessions.keys import SessionKey
+from framework.sessions.workspace import Workspace
 from framework.specs.model_spec import ModelSpec
+from framework.tools.workspace import write_file_tool
 
 pytestmark = pytest.mark.llm
 
@@ -96,3 +100,27 @@ async def test_a_gemma_room_writes_its_products_through_the_json_protocol(
     # No turn stalled on the protocol: every step that started got a reply.
     replied = {e.meta.get("step") for e in events if e.kind == EventKind.MESSAGE}
     assert set(steps) <= replied, (steps, replied)
+
+
+def test_the_schema_of_an_uncapped_model_compiles_on_the_server(
+    tmp_path: Path, llm_url: str, llm_model: str
+) -> None:
+    # A new project's model entry has no max_output_tokens: the default cap (2,048) once gave
+    # a 1,488-character maxLength, and the server crashed compiling it into a grammar.
+    write = write_file_tool(Workspace(tmp_path)).schema()
+    schema = answer_schema([write], require_call=True, paths=["a.md"], max_chars=2048 - 64)
+    body = {
+        "model": llm_model,
+        "messages": [{"role": "user", "content": "Write a.md."}],
+        "max_tokens": 8,
+        "response_format": {"type": "json_object", "schema": schema},
+    }
+    request = urllib.request.Request(
+        f"{llm_url}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=300) as response:
+        assert response.status == 200
+    with urllib.request.urlopen(f"{llm_url}/models", timeout=30) as response:
+        assert response.status == 200  # and the server is still up

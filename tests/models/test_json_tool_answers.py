@@ -6,7 +6,7 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from framework.models.json_tools import ToolCalling, answer_schema
+from framework.models.json_tools import GRAMMAR_MAX_CHARS, ToolCalling, answer_schema
 from framework.models.profile import ModelProfile
 from framework.models.scripted import ScriptedChatModel
 from framework.sessions.workspace import Workspace
@@ -97,3 +97,19 @@ def test_a_required_call_names_the_steps_product_and_carries_its_reply() -> None
     assert schema["properties"]["arguments"]["properties"]["path"]["enum"] == ["a.md"]
     free = answer_schema([WRITE], require_call=False)
     assert [v["required"] for v in free["anyOf"]] == [["tool", "arguments"], ["reply"]]
+
+
+def test_no_string_bound_exceeds_what_llama_cpp_can_compile() -> None:
+    # The default 2,048-token cap once gave content a maxLength of 1,488: llama.cpp's server
+    # failed to parse that grammar and crashed (tests/llm/test_json_tools_llm.py sends it).
+    def bounds(node: object) -> list[int]:
+        if isinstance(node, dict):
+            own = [node["maxLength"]] if "maxLength" in node else []
+            return own + [n for v in node.values() for n in bounds(v)]
+        if isinstance(node, list):
+            return [n for v in node for n in bounds(v)]
+        return []
+
+    for required in (True, False):
+        schema = answer_schema([WRITE], require_call=required, paths=["a.md"], max_chars=1984)
+        assert bounds(schema) and max(bounds(schema)) <= GRAMMAR_MAX_CHARS
