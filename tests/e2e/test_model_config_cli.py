@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
 from stub_openai import StubOpenAI
 
 from framework import Settings, Staffroom
@@ -251,3 +252,21 @@ def test_cli_arguments_are_checked(tmp_path: Path) -> None:
     assert empty_room.returncode == 2 and "invalid chat id ''" in empty_room.stderr
     negative = staffroom("history", "room:x", "--last", "-5", "--data-dir", data)
     assert negative.returncode == 2 and "--last" in negative.stderr
+
+
+def test_a_new_project_has_the_readmes_local_model(tmp_path: Path) -> None:
+    # The README's walkthrough says "add --model local": it must name a model in a new
+    # project too, with the small server's window, cap and folded instructions.
+    project = tmp_path / "p"
+    assert staffroom("init", str(project)).returncode == 0
+    local = yaml.safe_load((project / "models.yaml").read_text(encoding="utf-8"))["local"]
+    assert local["base_url"] == "http://127.0.0.1:8080/v1"
+    assert (local["context_window"], local["max_output_tokens"]) == (4096, 256)
+    assert local["system_role"] == "fold"
+    data = str(tmp_path / "data")
+    ran = staffroom(
+        "run", "note", "--project", str(project), "--data-dir", data, "--model", "local",
+        "--message", "x",
+    )  # fmt: skip
+    assert "unknown model" not in ran.stdout + ran.stderr
+    assert "at http://127.0.0.1:8080/v1 · window 4096 tokens · answers ≤ 256" in ran.stdout

@@ -163,7 +163,27 @@ def _models_yaml(spec: ModelSpec) -> str:
         "# project at another model (see README: Real models). Fields: provider, name,\n"
         "# base_url, api_key_env, context_window, max_output_tokens, system_role, options.\n"
     )
-    return header + yaml.safe_dump({"default": fields}, sort_keys=False, allow_unicode=True)
+    return (
+        header
+        + yaml.safe_dump({"default": fields}, sort_keys=False, allow_unicode=True)
+        + _LOCAL_MODEL
+    )
+
+
+# `--model local` (the README's recipe) works in a new project as in this repository: a small
+# local server needs its real window, a cap on answers and no system role, or its first
+# answers overflow the window or lose the instructions.
+_LOCAL_MODEL = """
+# `--model local`: llama.cpp's OpenAI-compatible server with Gemma 3 270M on this machine,
+# started as in the README's "Real models" recipe (no API key on 127.0.0.1).
+local:
+  provider: openai
+  name: gemma-3-270m
+  base_url: http://127.0.0.1:8080/v1
+  context_window: 4096      # the server's --n_ctx
+  max_output_tokens: 256    # cap on one answer
+  system_role: fold         # Gemma's chat template has no system role
+"""
 
 
 def scaffold(
