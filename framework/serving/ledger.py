@@ -7,7 +7,9 @@ by default, longer than any platform retries), across restarts and processes, wi
 the first delivery got, so a redelivery returns that result and changes nothing.
 
 It is also the durable queue: a message is written here (with its text) before its turn runs,
-so one a crash interrupted is found and run when the gateway opens again.
+so one a crash interrupted is found and run when the gateway opens again. And it keeps, for
+the same ``retention``, which platform message carried which of a session's events (what an
+adapter sent): a person's reply to that platform message is a reply to that event.
 """
 
 from __future__ import annotations
@@ -41,6 +43,13 @@ CREATE TABLE IF NOT EXISTS ingest (
 );
 CREATE INDEX IF NOT EXISTS ingest_pending ON ingest (state, seq);
 CREATE INDEX IF NOT EXISTS ingest_created ON ingest (created);
+CREATE TABLE IF NOT EXISTS sent (
+    session TEXT NOT NULL,
+    platform_id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (session, platform_id)
+);
 """
 
 PENDING = ("queued", "running")
@@ -86,6 +95,7 @@ class IngestLedger:
             cutoff = time.time() - retention
             done = "state NOT IN ('queued', 'running')"
             await conn.execute(f"DELETE FROM ingest WHERE created < ? AND {done}", (cutoff,))
+            await conn.execute("DELETE FROM sent WHERE created < ?", (cutoff,))
             await conn.commit()
         except aiosqlite.Error as exc:
             await conn.close()
@@ -170,6 +180,24 @@ class IngestLedger:
             "DELETE FROM ingest WHERE session = ? AND message_id = ?", (session, message_id)
         )
         await self._conn.commit()
+
+    async def record_sent(self, session: str, platform_id: str, event_id: str) -> None:
+        """Remember that the platform message ``platform_id`` carried ``event_id``."""
+        await self._conn.execute(
+            "INSERT OR REPLACE INTO sent (session, platform_id, event_id, created) "
+            "VALUES (?, ?, ?, ?)",
+            (session, platform_id, event_id, time.time()),
+        )
+        await self._conn.commit()
+
+    async def sent_event(self, session: str, platform_id: str) -> str | None:
+        """The id of the event of ``session`` the platform message ``platform_id`` carried."""
+        cursor = await self._conn.execute(
+            "SELECT event_id FROM sent WHERE session = ? AND platform_id = ?",
+            (session, platform_id),
+        )
+        row = await cursor.fetchone()
+        return None if row is None else str(row[0])
 
     async def _select(self, where: str, args: tuple[Any, ...]) -> list[Entry]:
         cursor = await self._conn.execute(
