@@ -261,7 +261,7 @@ class Gateway:
         lane = self._lane(room)
         for ledger_key in keys:
             known = await self.ledger.claim(
-                room.key, ledger_key, message_id=mid, author=who, text=text, state="queued"
+                room.key, ledger_key, message_id=mid, author=who, text=text, reply_to=reply_to
             )
             if known is not None:
                 if known.author != who:
@@ -365,9 +365,9 @@ class Gateway:
             # Whether the id was the gateway's own is not kept: as a client id, it is still
             # found stored under the id itself (a log's older form), or stored in the clients'
             # namespace, never twice.
-            self._lane(room).push(
-                Item(entry.message_id, entry.author, texts=[entry.text], merged=merged)
-            )
+            said = Item(entry.message_id, entry.author, [entry.text], reply_to=entry.reply_to)
+            said.merged = merged
+            self._lane(room).push(said)
 
     # -- plumbing ----------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS ingest (
     result TEXT,
     seq INTEGER NOT NULL,
     created REAL NOT NULL,
+    reply_to TEXT,
     PRIMARY KEY (session, key)
 );
 CREATE INDEX IF NOT EXISTS ingest_pending ON ingest (state, seq);
@@ -71,6 +72,8 @@ class Entry:
     merged_into: str | None
     result: dict[str, Any] | None
     seq: int
+    reply_to: str | None = None
+    """The id of the session's event the message replies to (run with it after a crash)."""
 
 
 class IngestLedger:
@@ -92,6 +95,9 @@ class IngestLedger:
         try:
             await conn.execute("PRAGMA journal_mode=WAL")
             await conn.executescript(_SCHEMA)
+            columns = [row[1] for row in await conn.execute_fetchall("PRAGMA table_info(ingest)")]
+            if "reply_to" not in columns:  # a ledger from before replies were kept
+                await conn.execute("ALTER TABLE ingest ADD COLUMN reply_to TEXT")
             cutoff = time.time() - retention
             done = "state NOT IN ('queued', 'running')"
             await conn.execute(f"DELETE FROM ingest WHERE created < ? AND {done}", (cutoff,))
@@ -110,14 +116,23 @@ class IngestLedger:
         await self._conn.close()
 
     async def claim(
-        self, session: str, key: str, *, message_id: str, author: str, text: str, state: str
+        self,
+        session: str,
+        key: str,
+        *,
+        message_id: str,
+        author: str,
+        text: str,
+        state: str = "queued",
+        reply_to: str | None = None,
     ) -> Entry | None:
         """Record a new message; None when it is new, else the entry the key already has."""
         cursor = await self._conn.execute(
-            "INSERT INTO ingest (session, key, message_id, author, text, state, seq, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM ingest), ?) "
+            "INSERT INTO ingest (session, key, message_id, author, text, state, seq, created, "
+            "reply_to) "
+            "VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM ingest), ?, ?) "
             "ON CONFLICT (session, key) DO NOTHING",
-            (session, key, message_id, author, text, state, time.time()),
+            (session, key, message_id, author, text, state, time.time(), reply_to),
         )
         await self._conn.commit()
         if cursor.rowcount == 1:
@@ -201,8 +216,8 @@ class IngestLedger:
 
     async def _select(self, where: str, args: tuple[Any, ...]) -> list[Entry]:
         cursor = await self._conn.execute(
-            "SELECT session, key, message_id, author, text, state, merged_into, result, seq "
-            f"FROM ingest {where}",
+            "SELECT session, key, message_id, author, text, state, merged_into, result, seq, "
+            f"reply_to FROM ingest {where}",
             args,
         )
         rows = await cursor.fetchall()
@@ -217,6 +232,7 @@ class IngestLedger:
                 merged_into=row[6],
                 result=None if row[7] is None else json.loads(row[7]),
                 seq=int(row[8]),
+                reply_to=row[9],
             )
             for row in rows
         ]
