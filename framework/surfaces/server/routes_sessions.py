@@ -3,7 +3,9 @@
 Session keys travel in the path URL-encoded (``room%3Alaunch-42``, ``dm%3Aalice%40pm``) and are
 parsed with :meth:`SessionKey.parse` before anything else, so no path is ever built from raw
 input. A post is exactly-once: the same ``message_id`` or ``Idempotency-Key`` returns the first
-result again (``duplicate: true``, header ``Idempotent-Replayed: true``), even after a restart.
+result again (``duplicate: true``, header ``Idempotent-Replayed: true``), even after a restart;
+so is a room's first message given when it is opened. ``reply_to`` names the session's event a
+message answers (a yes replying to an understood remark confirms it).
 """
 
 from __future__ import annotations
