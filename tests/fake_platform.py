@@ -27,6 +27,8 @@ class Call:
     query: dict[str, str]
     headers: dict[str, str]
     body: dict[str, Any]
+    answer: dict[str, Any] | None = None
+    """What the fake answered (the id it gave a sent message)."""
 
     @property
     def token(self) -> str:
@@ -80,8 +82,13 @@ class FakePlatform:
         if call.path.endswith("/tenant_access_token/internal"):
             token = f"t-{call.body.get('app_id')}"
             return {"code": 0, "msg": "ok", "tenant_access_token": token, "expire": 7200}
-        with self._lock:
+        call.answer = self._answer(call, n)
+        with self._lock:  # recorded with its answer: a test reads both
             self.calls.append(call)
+        return call.answer
+
+    @staticmethod
+    def _answer(call: Call, n: int) -> dict[str, Any]:
         if call.path == "/api/chat.postMessage":
             channel = str(call.body.get("channel"))
             if channel.startswith("U"):  # a user id: Slack opens the app's DM with them

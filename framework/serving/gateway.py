@@ -32,9 +32,10 @@ from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
 from framework.serving.ledger import IngestLedger
 from framework.serving.results import PostResult, SessionState
-from framework.sessions.events import Event, new_event_id
+from framework.sessions.events import Event, new_event_id, opening_message_id
 from framework.sessions.follow import follow_log
 from framework.sessions.keys import SessionKey
+from framework.sop.remark_answers import REPLY_TO
 from framework.staffroom import Staffroom
 
 log = logging.getLogger("staffroom.gateway")
@@ -58,6 +59,7 @@ class Gateway:
         self._listeners: list[Listener] = []
         self._outbox: asyncio.Queue[tuple[str, Event]] = asyncio.Queue(LISTENER_QUEUE)
         self._dispatcher: asyncio.Task[None] | None = None
+        self._opening: dict[str, asyncio.Lock] = {}
         self.dropped_events = 0
         """Events no listener got because the listener queue was full."""
 
@@ -88,6 +90,8 @@ class Gateway:
         *,
         message: str | None = None,
         author: str | None = None,
+        message_id: str | None = None,
+        idempotency_key: str | None = None,
         start: bool = True,
     ) -> Room:
         """The room ``room_id`` running ``scenario``; a new one enters in the background (its
@@ -96,28 +100,32 @@ class Gateway:
         ``scenario`` is an id of the project's catalog and nothing else: the name comes from
         a client or a platform's mapping, so it must never read a file (a scenario file from
         elsewhere runs from the command line). ``message``: the room's first message, by
-        ``author`` (default: the first human), which its first step works on
-        (:meth:`Room.start`; the same message again is posted once). ``start`` False: a new
-        room waits for the message the caller posts next, which opens it (an adapter's).
+        ``author`` (default: the first human), which its first step works on; accepted as
+        :meth:`post` accepts one (the ledger, under ``message_id``, ``idempotency_key``, or an
+        id made of room, author and text), so the same open again posts it once. ``start``
+        False: a new room waits for the message the caller posts next (an adapter's).
         """
         spec = self.staff.catalog.scenario_by_id(scenario)
         wanted = spec.id
         key = str(SessionKey.parse(f"room:{room_id}"))
-        known = self._lanes.get(key)
-        running = known.room.scenario_id if known is not None else self._stored_scenario(key)
-        if running is not None and running != wanted:
-            raise InputError(
-                f"room {key} runs scenario '{running}', not '{wanted}'",
-                field="scenario",
-                fix=f"open it with scenario '{running}', or use another room id",
-            )
-        room = known.room if known is not None else await self.staff.room(room_id, spec)
-        lane = self._lane(room)
+        # One open at a time per room: two concurrent opens must share one Room and lane.
+        async with self._opening.setdefault(key, asyncio.Lock()):
+            known = self._lanes.get(key)
+            running = known.room.scenario_id if known is not None else self._stored_scenario(key)
+            if running is not None and running != wanted:
+                raise InputError(
+                    f"room {key} runs scenario '{running}', not '{wanted}'",
+                    field="scenario",
+                    fix=f"open it with scenario '{running}', or use another room id",
+                )
+            room = known.room if known is not None else await self.staff.room(room_id, spec)
+            lane = self._lane(room)
         if message is not None:
             who = self._person(room, author)
             if not message.strip():
                 raise InputError("a message needs some text", field="message", fix="say something")
-            lane.push(Item(f"start-{room.key}", who, texts=[message], start=True))
+            ids = (message_id, idempotency_key, opening_message_id(room.key, who, message))
+            await self._accept(room, who, message, ids, False, None, start=True)
         elif start and known is None and not (await room.status()).entered and not lane.busy:
             lane.push(Item(message_id=f"start-{room.key}", author="system", texts=[], start=True))
         return room
@@ -198,11 +206,14 @@ class Gateway:
         author: str | None = None,
         message_id: str | None = None,
         idempotency_key: str | None = None,
+        reply_to: str | None = None,
         wait: bool = True,
         timeout: float | None = None,
     ) -> PostResult:
         """Post a person's message to the session ``key`` (see the module docstring).
 
+        ``reply_to``: the id of the session's event it answers (its ``meta.reply_to``: a yes
+        or no replying to an understood remark settles it); an id not there is refused.
         ``wait`` False returns as soon as the message is durably accepted (status
         ``queued``): what a platform that wants its acknowledgement in 3 seconds needs.
         ``timeout``: wait at most this many seconds for the run (behind a long queue, say),
@@ -213,6 +224,29 @@ class Gateway:
         who = self._person(room, author)
         if not text.strip():
             raise InputError("a message needs some text", field="text", fix="post some text")
+        stored = self.staff.sessions.log(SessionKey.parse(room.key))
+        if reply_to is not None and not stored.has(reply_to):
+            what = f"{room.key} has no event {reply_to[:80]!r} to reply to"
+            fix = "pass the id of an event of this session (its history lists them)"
+            raise InputError(what, field=REPLY_TO, fix=fix)
+        ids = (message_id, idempotency_key, new_event_id())
+        return await self._accept(room, who, text, ids, wait, timeout, reply_to=reply_to)
+
+    async def _accept(
+        self,
+        room: Room,
+        who: str,
+        text: str,
+        ids: tuple[str | None, str | None, str],
+        wait: bool,
+        timeout: float | None,
+        *,
+        start: bool = False,
+        reply_to: str | None = None,
+    ) -> PostResult:
+        """Accept a message once: ledger, then lane. ``ids``: the client's message id, its
+        Idempotency-Key, the gateway's own id; ``start``: the room's first message."""
+        message_id, idempotency_key, own = ids
         if message_id is not None and not message_id.strip():
             raise InputError("message_id is empty", field="message_id", fix="omit it or set it")
         if message_id is not None:
@@ -220,14 +254,14 @@ class Gateway:
         elif idempotency_key is not None:
             mid = "idem-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:20]
         else:
-            mid = new_event_id()
+            mid = own
         # Both names of the message are remembered: a retry by either gets the first result.
         keys = [f"idem:{idempotency_key}"] if idempotency_key is not None else []
         keys += [f"msg:{mid}"] if message_id is not None or not keys else []
         lane = self._lane(room)
         for ledger_key in keys:
             known = await self.ledger.claim(
-                room.key, ledger_key, message_id=mid, author=who, text=text, state="queued"
+                room.key, ledger_key, message_id=mid, author=who, text=text, reply_to=reply_to
             )
             if known is not None:
                 if known.author != who:
@@ -245,9 +279,10 @@ class Gateway:
                 except TimeoutError:
                     return PostResult(room.key, known.message_id, "queued", lane.policy, [], True)
         # Decided after the ledger write, with no await until the lane holds the message, so
-        # concurrent posts see each other (a busy room, a message to join).
-        target = lane.coalesce_target(who)
-        if lane.policy == "reject" and lane.answering:
+        # concurrent posts see each other (a busy room, a message to join). A reply keeps its
+        # own text: joined to another, what it answers would be lost.
+        target = None if start or reply_to else lane.coalesce_target(who)
+        if not start and lane.policy == "reject" and lane.answering:
             # Not accepted, so not remembered: the same message sent again once the room is
             # idle is posted (a platform's retry must not be refused for a week).
             await self.ledger.forget(room.key, mid)
@@ -263,7 +298,8 @@ class Gateway:
             )
             item = target
         else:
-            item = Item(message_id=mid, author=who, texts=[text], own_id=message_id is None)
+            own_id = message_id is None
+            item = Item(mid, who, [text], start=start, own_id=own_id, reply_to=reply_to)
             lane.push(item)
         if not wait:
             return PostResult(room.key, mid, "queued", lane.policy)
@@ -271,7 +307,7 @@ class Gateway:
             first = await asyncio.wait_for(asyncio.shield(item.done), timeout)
         except TimeoutError:
             return PostResult(room.key, mid, "queued", lane.policy)
-        return first if item.message_id == mid else _as_merged(first, mid)
+        return first if item.message_id == mid else first.as_merged(mid)
 
     async def _replay(self, message_id: str, session: str, key: str, *, wait: bool) -> PostResult:
         lane = self._lanes.get(session)
@@ -279,7 +315,7 @@ class Gateway:
         waiting = [i for i in live if message_id == i.message_id or message_id in i.merged]
         if waiting and wait:
             first = await asyncio.shield(waiting[0].done)
-            result = first if waiting[0].message_id == message_id else _as_merged(first, message_id)
+            result = first if waiting[0].message_id == message_id else first.as_merged(message_id)
             return result.replayed()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (DUPLICATE_WAIT if wait else 0)
@@ -294,12 +330,12 @@ class Gateway:
 
     async def _settle(self, key: str, item: Item, outcome: PostResult | BaseException) -> None:
         if isinstance(outcome, PostResult):
-            if not item.start:
+            if item.texts:  # a message (a room's bare entry is in no ledger)
                 await self.ledger.update(
                     key, item.message_id, state="done", result=outcome.to_dict()
                 )
                 for merged in item.merged:
-                    merged_result = _as_merged(outcome, merged).to_dict()
+                    merged_result = outcome.as_merged(merged).to_dict()
                     await self.ledger.update(key, merged, state="coalesced", result=merged_result)
             if not item.done.done():
                 item.done.set_result(outcome)
@@ -329,9 +365,9 @@ class Gateway:
             # Whether the id was the gateway's own is not kept: as a client id, it is still
             # found stored under the id itself (a log's older form), or stored in the clients'
             # namespace, never twice.
-            self._lane(room).push(
-                Item(entry.message_id, entry.author, texts=[entry.text], merged=merged)
-            )
+            said = Item(entry.message_id, entry.author, [entry.text], reply_to=entry.reply_to)
+            said.merged = merged
+            self._lane(room).push(said)
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -362,14 +398,3 @@ class Gateway:
                         log.exception("listener failed on event %s of %s", event.id, session)
             finally:
                 self._outbox.task_done()
-
-
-def _as_merged(result: PostResult, message_id: str) -> PostResult:
-    return PostResult(
-        session=result.session,
-        message_id=message_id,
-        status="coalesced",
-        policy=result.policy,
-        events=result.events,
-        merged_into=result.message_id,
-    )

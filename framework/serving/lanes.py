@@ -11,10 +11,12 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from framework.runtime.room import Room
 from framework.serving.results import PostResult
 from framework.sessions.events import Event, EventKind, posted_as
+from framework.sop.remark_answers import REPLY_TO
 
 Emit = Callable[[str, Event], None]
 Settle = Callable[[str, "Item", PostResult | BaseException], Awaitable[None]]
@@ -35,6 +37,8 @@ class Item:
     hash): no one chose it, so it is the message event's id itself."""
     merged: list[str] = field(default_factory=list)
     """Ids of later messages coalesced into this one."""
+    reply_to: str | None = None
+    """The id of the session's event this message replies to (its ``meta.reply_to``)."""
     last_at: float = field(default_factory=time.monotonic)
     done: asyncio.Future[PostResult] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
@@ -78,7 +82,8 @@ class Lane:
         last = self.items[-1]
         window = self.room.settings.coalesce_window
         fresh = time.monotonic() - last.last_at <= window
-        return last if not last.start and last.author == author and fresh else None
+        alone = last.start or last.reply_to is not None  # a reply answers one thing
+        return last if not alone and last.author == author and fresh else None
 
     def waiting(self) -> list[Item]:
         """The item running now, then the queued ones."""
@@ -118,22 +123,24 @@ class Lane:
 
     async def _run(self, item: Item) -> PostResult:
         room, events = self.room, []
-        if item.start:  # the room's entry, with its first message when one was given
-            stream = room.start(item.text if item.texts else None, author=item.author)
-        else:
-            meta = {"merges": item.merged} if item.merged else None
+        if not item.texts:  # the room's bare entry (no first message was given)
+            stream = room.start()
+        else:  # a person's message; the room's first one opens it (Room.post says so)
+            meta: dict[str, Any] = {"merges": item.merged} if item.merged else {}
+            if item.reply_to is not None:
+                meta[REPLY_TO] = item.reply_to
             own, mid = item.own_id, item.message_id
             stream = room.post(
                 item.text,
                 author=item.author,
                 message_id=mid if own else None,
                 client_id=None if own else mid,
-                meta=meta,
+                meta=meta or None,
             )
         async for event in stream:
             events.append(event)
             self._emit(room.key, event)
-        if not item.start and not (events and posted_as(events[0], item.message_id, item.author)):
+        if item.texts and not (events and posted_as(events[0], item.message_id, item.author)):
             # Stored and (partly) answered before a restart: the result is all of it.
             events = _since(room.history(), item) or events
         last = events[-1] if events else None

@@ -7,7 +7,9 @@ by default, longer than any platform retries), across restarts and processes, wi
 the first delivery got, so a redelivery returns that result and changes nothing.
 
 It is also the durable queue: a message is written here (with its text) before its turn runs,
-so one a crash interrupted is found and run when the gateway opens again.
+so one a crash interrupted is found and run when the gateway opens again. And it keeps, for
+the same ``retention``, which platform message carried which of a session's events (what an
+adapter sent): a person's reply to that platform message is a reply to that event.
 """
 
 from __future__ import annotations
@@ -37,10 +39,18 @@ CREATE TABLE IF NOT EXISTS ingest (
     result TEXT,
     seq INTEGER NOT NULL,
     created REAL NOT NULL,
+    reply_to TEXT,
     PRIMARY KEY (session, key)
 );
 CREATE INDEX IF NOT EXISTS ingest_pending ON ingest (state, seq);
 CREATE INDEX IF NOT EXISTS ingest_created ON ingest (created);
+CREATE TABLE IF NOT EXISTS sent (
+    session TEXT NOT NULL,
+    platform_id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (session, platform_id)
+);
 """
 
 PENDING = ("queued", "running")
@@ -62,6 +72,8 @@ class Entry:
     merged_into: str | None
     result: dict[str, Any] | None
     seq: int
+    reply_to: str | None = None
+    """The id of the session's event the message replies to (run with it after a crash)."""
 
 
 class IngestLedger:
@@ -83,9 +95,13 @@ class IngestLedger:
         try:
             await conn.execute("PRAGMA journal_mode=WAL")
             await conn.executescript(_SCHEMA)
+            columns = [row[1] for row in await conn.execute_fetchall("PRAGMA table_info(ingest)")]
+            if "reply_to" not in columns:  # a ledger from before replies were kept
+                await conn.execute("ALTER TABLE ingest ADD COLUMN reply_to TEXT")
             cutoff = time.time() - retention
             done = "state NOT IN ('queued', 'running')"
             await conn.execute(f"DELETE FROM ingest WHERE created < ? AND {done}", (cutoff,))
+            await conn.execute("DELETE FROM sent WHERE created < ?", (cutoff,))
             await conn.commit()
         except aiosqlite.Error as exc:
             await conn.close()
@@ -100,14 +116,23 @@ class IngestLedger:
         await self._conn.close()
 
     async def claim(
-        self, session: str, key: str, *, message_id: str, author: str, text: str, state: str
+        self,
+        session: str,
+        key: str,
+        *,
+        message_id: str,
+        author: str,
+        text: str,
+        state: str = "queued",
+        reply_to: str | None = None,
     ) -> Entry | None:
         """Record a new message; None when it is new, else the entry the key already has."""
         cursor = await self._conn.execute(
-            "INSERT INTO ingest (session, key, message_id, author, text, state, seq, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM ingest), ?) "
+            "INSERT INTO ingest (session, key, message_id, author, text, state, seq, created, "
+            "reply_to) "
+            "VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM ingest), ?, ?) "
             "ON CONFLICT (session, key) DO NOTHING",
-            (session, key, message_id, author, text, state, time.time()),
+            (session, key, message_id, author, text, state, time.time(), reply_to),
         )
         await self._conn.commit()
         if cursor.rowcount == 1:
@@ -171,10 +196,28 @@ class IngestLedger:
         )
         await self._conn.commit()
 
+    async def record_sent(self, session: str, platform_id: str, event_id: str) -> None:
+        """Remember that the platform message ``platform_id`` carried ``event_id``."""
+        await self._conn.execute(
+            "INSERT OR REPLACE INTO sent (session, platform_id, event_id, created) "
+            "VALUES (?, ?, ?, ?)",
+            (session, platform_id, event_id, time.time()),
+        )
+        await self._conn.commit()
+
+    async def sent_event(self, session: str, platform_id: str) -> str | None:
+        """The id of the event of ``session`` the platform message ``platform_id`` carried."""
+        cursor = await self._conn.execute(
+            "SELECT event_id FROM sent WHERE session = ? AND platform_id = ?",
+            (session, platform_id),
+        )
+        row = await cursor.fetchone()
+        return None if row is None else str(row[0])
+
     async def _select(self, where: str, args: tuple[Any, ...]) -> list[Entry]:
         cursor = await self._conn.execute(
-            "SELECT session, key, message_id, author, text, state, merged_into, result, seq "
-            f"FROM ingest {where}",
+            "SELECT session, key, message_id, author, text, state, merged_into, result, seq, "
+            f"reply_to FROM ingest {where}",
             args,
         )
         rows = await cursor.fetchall()
@@ -189,6 +232,7 @@ class IngestLedger:
                 merged_into=row[6],
                 result=None if row[7] is None else json.loads(row[7]),
                 seq=int(row[8]),
+                reply_to=row[9],
             )
             for row in rows
         ]

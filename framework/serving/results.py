@@ -66,6 +66,12 @@ class PostResult:
         """This result as a redelivery gets it."""
         return replace(self, duplicate=True)
 
+    def as_merged(self, message_id: str) -> PostResult:
+        """This result as the message ``message_id``, coalesced into this one, gets it."""
+        return PostResult(
+            self.session, message_id, "coalesced", self.policy, self.events, False, self.message_id
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class SessionState:

@@ -9,8 +9,11 @@ request really comes from the platform (:class:`Unverified` when not), read it a
   ``Gateway.post(..., message_id=<platform id>, wait=False)``: the platform's redelivery of
   it is a duplicate the gateway answers without storing or running anything;
 - out: as the gateway's listener, every employee message of a session this platform serves
-  is sent to the place the session maps to, as that employee; system events and people's
-  messages are not sent;
+  is sent to the place the session maps to, as that employee, and the room's remark notices
+  by the shared app (``outgoing.py``); other system events and people's messages are not;
+- replies: a message replying to a platform message is posted with ``reply_to`` naming the
+  event that message carried (``outgoing.py`` keeps the record), so a yes replying to an
+  understood remark confirms it;
 - echoes: a message our own apps sent (by sender identity, or by the id the platform gave
   our send) never reaches a room again, or employees would answer themselves forever;
 - bot loops: another bot's message reaches the room like a person's, but once the room's
@@ -40,8 +43,9 @@ from pydantic import BaseModel, ValidationError
 from framework.errors import InputError, StaffroomError
 from framework.runtime.room import Room
 from framework.serving.gateway import Gateway
-from framework.sessions.events import Event, EventKind
+from framework.sessions.events import Event
 from framework.surfaces.adapters.mapping import GroupMapping, Place, Target
+from framework.surfaces.adapters.outgoing import Outgoing, outgoing, replied_event
 from framework.surfaces.server.limits import MESSAGE_CHARS
 
 log = logging.getLogger("staffroom.adapters")
@@ -174,6 +178,8 @@ class Inbound:
     place: Place
     root: str | None = None
     """The message's own id as a thread root (Slack ``ts``, Feishu ``message_id``)."""
+    parent: str | None = None
+    """The platform id of the message it replies to (Slack's thread, Feishu's parent)."""
     scope: tuple[str, ...] = ()
     """Ids before the group's in a room id (Slack: the team)."""
     from_bot: bool = False
@@ -254,7 +260,7 @@ class Bridge:
         self._bot_turns: dict[str, int] = {}
         """Employee messages per session since a person last spoke there."""
         self._tasks: set[asyncio.Task[Delivery]] = set()
-        self._outbox: asyncio.Queue[tuple[Place, Event, str]] = asyncio.Queue(OUTBOX)
+        self._outbox: asyncio.Queue[tuple[Place, Event, Outgoing]] = asyncio.Queue(OUTBOX)
         self._sender: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -309,6 +315,7 @@ class Bridge:
                 inbound.text,
                 author=inbound.author,
                 message_id=inbound.message_id,
+                reply_to=await replied_event(self.gateway, target.key, inbound.parent),
                 wait=False,
             )
         except InputError as exc:
@@ -337,30 +344,33 @@ class Bridge:
             log.error("posting a platform message failed", exc_info=task.exception())
 
     async def on_event(self, key: str, event: Event) -> None:
-        """Send an employee's message of a session this platform serves (gateway listener)."""
-        if event.kind != EventKind.MESSAGE or event.meta.get("human") or event.id in self._replied:
-            return
+        """Send what goes out of a session this platform serves (the gateway's listener)."""
+        if event.meta.get("human") or event.id in self._replied:
+            return  # which others go out, and as what, is outgoing()'s to say
         place = self.adapter.mapping.place_of(key)
         if place is None:
             return
-        room = await self.gateway.session(key)
-        if event.author not in room.participants:
+        out = outgoing(event, await self.gateway.session(key))
+        if out is None:
             return
         self._replied.add(event.id)
-        self._bot_turns[key] = self._bot_turns.get(key, 0) + 1
-        name = room.display_names.get(event.author, event.author)
+        if not out.notice:
+            self._bot_turns[key] = self._bot_turns.get(key, 0) + 1
         try:
             # Queued, not sent here: a slow platform must not hold up the other listeners.
-            self._outbox.put_nowait((place, event, name))
+            self._outbox.put_nowait((place, event, out))
         except asyncio.QueueFull:
             log.error("%s: reply %s not sent: %d replies wait", key, event.id, OUTBOX)
 
     async def _send_replies(self) -> None:
         while True:
-            place, event, name = await self._outbox.get()
+            place, event, out = await self._outbox.get()
             try:
-                sent = await self.adapter.send(place, event.author, name, event.text, uid=event.id)
+                sent = await self.adapter.send(
+                    place, out.employee, out.name, out.text, uid=event.id
+                )
                 self._sent.add(sent)
+                await self.gateway.ledger.record_sent(event.session, sent, event.id)
             except Exception as exc:  # one failed send must not stop the replies after it
                 # One line: a platform that is down or unreachable is an operator's fact, not a
                 # bug (a traceback per reply buried the log); the stack is there at debug level.

@@ -256,6 +256,7 @@ class FeishuAdapter(ChatAdapter):
             author=self.mapping.author(*ids.all()),
             place=Place(message.chat_id, message.root_id, direct=message.chat_type == "p2p"),
             root=message.message_id,
+            parent=message.parent_id or message.root_id,
             from_bot=event.sender.sender_type != "user",
             from_us=bool(ours.intersection(ids.all())),
             employee=app.employee,

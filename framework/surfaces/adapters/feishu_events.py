@@ -59,6 +59,8 @@ class FeishuMessage(_Lenient):
 
     message_id: str = Field(min_length=1)
     root_id: str | None = None
+    parent_id: str | None = None
+    """The message this one replies to (``root_id``: its thread's first)."""
     chat_id: str = Field(min_length=1)
     chat_type: str = "group"
     message_type: str

@@ -183,6 +183,10 @@ class SlackAdapter(ChatAdapter):
             author=self.mapping.author(event.user, event.bot_id),
             place=Place(event.channel, event.thread_ts, direct=event.channel_type == "im"),
             root=event.ts,
+            # A thread reply replies to the thread's first message (Slack threads are flat).
+            parent=f"slack-{event.channel}-{event.thread_ts}"
+            if event.thread_ts and event.thread_ts != event.ts
+            else None,
             scope=(envelope.team_id or event.team or "t",),
             from_bot=event.bot_id is not None or event.subtype == "bot_message",
             from_us=from_us,

@@ -3,7 +3,9 @@
 Session keys travel in the path URL-encoded (``room%3Alaunch-42``, ``dm%3Aalice%40pm``) and are
 parsed with :meth:`SessionKey.parse` before anything else, so no path is ever built from raw
 input. A post is exactly-once: the same ``message_id`` or ``Idempotency-Key`` returns the first
-result again (``duplicate: true``, header ``Idempotent-Replayed: true``), even after a restart.
+result again (``duplicate: true``, header ``Idempotent-Replayed: true``), even after a restart;
+so is a room's first message given when it is opened. ``reply_to`` names the session's event a
+message answers (a yes replying to an understood remark confirms it).
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ Key = Annotated[
     ),
 ]
 MessageId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+$")]
+IDEMPOTENCY_KEY = Header(
+    alias="Idempotency-Key",
+    min_length=1,
+    max_length=200,
+    description="Retry-safe: the same key in a session returns the first result",
+)
 
 
 class _Body(BaseModel):
@@ -72,6 +80,11 @@ class OpenRoom(_Body):
     author: Name | None = Field(
         None, description="Who says the first message (default: the scenario's first human)"
     )
+    message_id: MessageId | None = Field(
+        None,
+        description="Your id for the first message: a retried open is answered once (shared "
+        "with POST .../messages: the same id there is the same message)",
+    )
 
 
 class OpenDm(_Body):
@@ -88,6 +101,11 @@ class PostMessage(_Body):
     author: Name | None = Field(None, description="Who says it (default: the first human)")
     message_id: MessageId | None = Field(
         None, description="Your platform's message id: a redelivery is answered once"
+    )
+    reply_to: MessageId | None = Field(
+        None,
+        description="The id of an event of this session the message replies to: a yes or no "
+        "replying to a remark the room understood confirms or denies it",
     )
     wait: bool = Field(True, description="false: answer 202 once stored; the run goes on")
 
@@ -139,8 +157,10 @@ async def open_room(
     ],
     body: OpenRoom,
     principal: Annotated[Principal, require("open")],
+    idempotency_key: Annotated[str | None, IDEMPOTENCY_KEY] = None,
 ) -> dict[str, Any]:
-    """Open the room ``room_id`` running ``scenario``; the same call again returns it."""
+    """Open the room ``room_id`` running ``scenario``; the same call again returns it (and
+    posts its first message once: by ``message_id``, ``Idempotency-Key``, or its text)."""
     check_name(room_id, field="room_id")
     key = str(SessionKey(Channel.ROOM, room_id))
     principal.check_session(key)
@@ -154,7 +174,14 @@ async def open_room(
             author = humans[0] if humans else ""
         check_name(author, field="author")
         principal.check_user(author)
-    await state.gateway.open_room(room_id, body.scenario, message=body.message, author=author)
+    await state.gateway.open_room(
+        room_id,
+        body.scenario,
+        message=body.message,
+        author=author,
+        message_id=body.message_id,
+        idempotency_key=idempotency_key if body.message is not None else None,
+    )
     return dict(state.scrub.value((await state.gateway.status(key)).to_dict()))
 
 
@@ -245,15 +272,7 @@ async def post_message(
     key: Key,
     body: Annotated[PostMessage, Body()],
     principal: Annotated[Principal, require("post")],
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="Idempotency-Key",
-            min_length=1,
-            max_length=200,
-            description="Retry-safe: the same key in a session returns the first result",
-        ),
-    ] = None,
+    idempotency_key: Annotated[str | None, IDEMPOTENCY_KEY] = None,
 ) -> JSONResponse:
     """Post ``text`` as ``author``; answers with the message and every event its run caused
     (``wait`` true), or 202 once stored (``wait`` false)."""
@@ -270,6 +289,7 @@ async def post_message(
         author=author,
         message_id=body.message_id,
         idempotency_key=idempotency_key,
+        reply_to=body.reply_to,
         wait=body.wait,
         timeout=get_state(request).config.wait_limit,
     )
