@@ -59,7 +59,8 @@ class Settings(BaseModel):
     memory_cap: int = 4000
     """Characters a MEMORY.md may hold; a write past it is refused, never truncated."""
     memory_titles: dict[str, str] | None = None
-    """Section titles of MEMORY.md by id (identity, project, preferences, facts); None = 中文."""
+    """Section titles of MEMORY.md by id (identity, project, preferences, facts), over the
+    titles in the file's language (a new file's: its employee's)."""
     history_budget: int = 2000
     """Characters of HISTORY.md (newest lines first) put into each prompt."""
     consolidate_in_background: bool = True

@@ -91,7 +91,7 @@ class Staffroom:
         self._deps: dict[str, RoomDeps] = {}
         self._owned: list[BaseChatModel] = []
         """Models this Staffroom built (and closes); injected ones are their owner's."""
-        self.memory = MemoryStore(settings)
+        self.memory = MemoryStore(settings, language_of=catalog.language_of)
         self.models = models or ModelRegistry()
         """The project's named models (``models.yaml``)."""
         self.knowledge = KnowledgeBase(settings.data_dir, knowledge)

@@ -85,6 +85,7 @@ class MemoryFile:
         threshold: float = 0.8,
         today: Callable[[], date] = date.today,
         language: str | None = None,
+        new_language: str | None = None,
     ) -> None:
         unknown = set(titles or {}) - set(SECTION_IDS)
         if unknown:
@@ -92,8 +93,9 @@ class MemoryFile:
         self.path = Path(path)
         self.cap = cap
         self.language = language
-        """The titles' language; None: the file's own, and for a new file its first entry's
-        (an English user's file gets English titles)."""
+        """The titles' language; None: the file's own, and for a new file ``new_language``."""
+        self.new_language = new_language
+        """A new file's titles' language (its employee's); None: its first entry's."""
         self.custom_titles = dict(titles or {})
         """Configured titles (``Settings.memory_titles``): they win in either language."""
         self.similarity = similarity
@@ -344,8 +346,9 @@ class MemoryFile:
                 )
                 change = apply(doc.sections[sid])
                 if doc.language is None and not any(before.sections.values()):
-                    # A new file speaks its first entry's language (its titles follow).
-                    doc.language = "en" if is_english(change.new or "") else "zh"
+                    # A new file speaks its employee's language, else its first entry's.
+                    first = "en" if is_english(change.new or "") else "zh"
+                    doc.language = self.new_language or first
                 if change.action != "unchanged":
                     old_text, new_text = self.render(before), self.render(doc)
                     # A change that does not grow the file is allowed even over the cap, so an

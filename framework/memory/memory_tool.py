@@ -25,11 +25,30 @@ from framework.sessions.jsonl_log import JsonlLog
 from framework.statements import stated_facts
 from framework.tools.base import Tool, ToolResult
 
-__all__ = ["MemoryArgs", "describe_change", "memory_tool", "people_said", "remember_stated"]
+__all__ = [
+    "MemoryArgs",
+    "describe_change",
+    "memory_tool",
+    "people_said",
+    "remember_stated",
+    "rule_fallback",
+]
 
 NOT_STORED = Phrase(en="nothing stored in MEMORY.md", zh="没有写入 MEMORY.md")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 REFUSED = Phrase(en="{entry!r} was not stored: {reason}", zh="{entry!r} 没有存入：{reason}")
+# The statement rule's fallback (see :func:`rule_fallback`), in the session's language.
+RULE_ADDED = Phrase(
+    en='the statement rule added to "{section}": {entry}', zh="陈述规则写入「{section}」：{entry}"
+)
+RULE_REPLACED = Phrase(
+    en='the statement rule replaced in "{section}": {entry} (was: {old})',
+    zh="陈述规则改写「{section}」：{entry}（原为：{old}）",
+)
+RULE_REASON = Phrase(
+    en="{person} stated it and the model did not call the memory tool",
+    zh="{person} 说了这件事，模型没有调用记忆工具",
+)
 
 _DESCRIPTION = """\
 Your long-term memory about this user (MEMORY.md), kept across sessions and shown to you at \
@@ -162,3 +181,15 @@ def remember_stated(memory: MemoryFile, text: str, *, source: str = "") -> list[
     facts = [f for f in stated_facts(text) if judge(f.entry) is None]
     changes = [memory.add(f.section, f.entry, source=source) for f in facts]
     return [c for c in changes if c.action != "unchanged"]
+
+
+def rule_fallback(
+    memory: MemoryFile, change: MemoryChange, person: str, language: str
+) -> dict[str, str]:
+    """The ``fallback`` event's content for a ``change`` the statement rule made in
+    ``memory`` because ``person`` stated it and the model did not call the memory tool;
+    written in ``language`` (the session's), the section named by its title in that language."""
+    section = memory.titles_in(language)[change.section]
+    phrase = RULE_REPLACED if change.action == "replaced" else RULE_ADDED
+    used = phrase(language, section=section, entry=change.new, old=change.old)
+    return {"what": "memory", "used": used, "reason": RULE_REASON(language, person=person)}

@@ -7,22 +7,32 @@ names, so no path leaves ``memory/``); this module builds the file objects with 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import SECTION_IDS, MemoryFile
+from framework.phrases import Language
 from framework.sessions.keys import SessionKey
 from framework.settings import Settings
+
+
+def _unknown(_employee: str) -> Language | None:
+    return None
 
 
 class MemoryStore:
     """Builds the memory files of one data folder with the configured cap and titles."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self, settings: Settings, *, language_of: Callable[[str], Language | None] | None = None
+    ) -> None:
         self.settings = settings
+        self.language_of = language_of or _unknown
+        """Employee id -> its language (the card's, else its persona's), which a new MEMORY.md's
+        titles follow; None (an unknown employee): the first entry's language."""
         self.root = settings.data_dir
         self.folder = DataFolder(settings.data_dir)
         # The file objects hold no content (every read goes to disk), only their path and
@@ -43,6 +53,7 @@ class MemoryStore:
                 self.memory_path(employee, user),
                 cap=self.settings.memory_cap,
                 titles=self.settings.memory_titles,
+                new_language=self.language_of(employee),
             )
         return self._memories[key]
 

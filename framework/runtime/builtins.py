@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from framework.memory.memory_tool import memory_tool, people_said, remember_stated
+from framework.memory.memory_tool import memory_tool, people_said, remember_stated, rule_fallback
 from framework.runtime.auto_extraction import extract_at_session_end, extract_when_done
 from framework.runtime.consolidate import consolidator_for
 from framework.runtime.extensions import Extensions
@@ -108,9 +108,7 @@ async def statement_rule(call: HookCall) -> None:
     source = f"rule:{call.room.key}"
     changes = await asyncio.to_thread(remember_stated, memory_file, reply.said, source=source)
     for n, change in enumerate(changes, start=1):
-        used = f"the statement rule: {change.action} {change.section}: {change.new}"
-        reason = f"{reply.answering} stated it and the model did not call the memory tool"
-        content = {"what": "memory", "used": used, "reason": reason}
+        content = rule_fallback(memory_file, change, reply.answering, call.room.plan.language)
         call.events.emit(EventKind.FALLBACK, reply.employee, content, id=f"{call.id}-rule-{n}")
 
 

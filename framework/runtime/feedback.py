@@ -132,7 +132,12 @@ async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], r
     ours = {f"{epoch}-revision", f"{epoch}-conflicts", f"{epoch}-fallback-sop"}
     events = [e for e in run_events(deps.log, f"{epoch}-entry") if e.id not in ours]
     outcome = run_outcome(
-        events, sop_ref=sop_ref, session=str(deps.key), reason=reason, workspace=deps.workspace.root
+        events,
+        sop_ref=sop_ref,
+        session=str(deps.key),
+        reason=reason,
+        workspace=deps.workspace.root,
+        language=deps.plan.language,  # failures are read by the room's people
     )
     settings = deps.plan.settings
     await _record(deps, sink, outcome, prefix=epoch, run=done_id, amend=False)

@@ -35,6 +35,23 @@ SUCCESS_AT = 0.6
 """A stated score at or above this counts as success."""
 MADE_NO_TOOL_CALL = Phrase(en="{who} made no tool call", zh="{who} 没有调用任何工具")
 CALLED_TOOLS = Phrase(en="{who} called {tools}", zh="{who} 调用了 {tools}")
+# Why a run lacks evidence of work (Outcome.failures), in the room's language.
+STEP_LACKS = Phrase(en="step {n} ({who}) {why}", zh="第 {n} 步（{who}）{why}")
+NOT_PRODUCED = Phrase(en="did not produce {rel}", zh="没有产出 {rel}")
+NOT_PRODUCED_TOOLS = Phrase(en="did not produce {rel} ({tools})", zh="没有产出 {rel}（{tools}）")
+LEFT_EMPTY = Phrase(en="left {rel} empty", zh="产出的 {rel} 是空的")
+OUTSIDE = Phrase(
+    en="declares {rel}, which is outside the workspace", zh="声明的 {rel} 在工作区之外"
+)
+UNREADABLE = Phrase(
+    en="produced {rel}, which cannot be read ({problem})", zh="产出的 {rel} 读不出来（{problem}）"
+)
+EMPTY_REPLY = Phrase(en="{who}'s reply{at} was empty", zh="{who} {at}的回复是空的")
+MODEL_FAILED = Phrase(
+    en="{who}'s model failed{at} and never recovered ({detail})",
+    zh="{who} 的模型{at}出错，之后没有恢复（{detail}）",
+)
+AT_STEP = Phrase(en=" at step {n}", zh="在第 {n} 步")
 
 
 def stated_score(text: str) -> float | None:
@@ -66,17 +83,18 @@ def _has_text(path: Path) -> bool:
     return False
 
 
-def _missing_product(workspace: Workspace, rel: str) -> str | None:
-    """Why ``rel`` is no product ("did not produce", "left ... empty"), or None if it is one."""
+def _missing_product(workspace: Workspace, rel: str) -> tuple[Phrase, dict[str, str]] | None:
+    """Why ``rel`` is no product (the phrase and its values: ``NOT_PRODUCED``,
+    ``LEFT_EMPTY``, ...), or None if it is one."""
     try:
         path = workspace.resolve(rel)
         if not path.is_file():
-            return f"did not produce {rel}"
-        return None if _has_text(path) else f"left {rel} empty"
+            return NOT_PRODUCED, {"rel": rel}
+        return None if _has_text(path) else (LEFT_EMPTY, {"rel": rel})
     except WorkspaceEscapeError:
-        return f"declares {rel}, which is outside the workspace"
+        return OUTSIDE, {"rel": rel}
     except OSError as exc:
-        return f"produced {rel}, which cannot be read ({exc.strerror or exc})"
+        return UNREADABLE, {"rel": rel, "problem": str(exc.strerror or exc)}
 
 
 # Error kinds that mean "this turn produced nothing"; a later reply by the same employee
@@ -90,15 +108,16 @@ def _turn_failure(event: Event) -> str | None:
     return str(error) if error in TURN_FAILURES else None
 
 
-def _step_label(step: int | None) -> str:
-    return f" at step {step}" if step is not None else ""
+def _step_label(step: int | None, language: str) -> str:
+    return AT_STEP(language, n=step) if step is not None else ""
 
 
-def _unrecovered(error: Event, step: int | None) -> str:
+def _unrecovered(error: Event, step: int | None, language: str) -> str:
+    at = _step_label(step, language)
     if _turn_failure(error) == "empty_reply":
-        return f"{error.author}'s reply{_step_label(step)} was empty"
+        return EMPTY_REPLY(language, who=error.author, at=at)
     detail = snippet(str(error.content.get("detail", "")), 60)
-    return f"{error.author}'s model failed{_step_label(step)} and never recovered ({detail})"
+    return MODEL_FAILED(language, who=error.author, at=at, detail=detail)
 
 
 def _tool_calls_said(
@@ -126,6 +145,7 @@ def evidence_failures(
     ``workspace`` is None, nor for steps that did not complete: such a run did not complete
     the SOP anyway. A missing product's line says whether the step's speakers called any
     tool there (a model that never emits tool calls is told apart from a failed write).
+    Each line is written in ``language`` (the room's: people read them).
     """
     failures: list[str] = []
     called: dict[tuple[str, int | None], list[str]] = {}
@@ -141,12 +161,13 @@ def evidence_failures(
             replied.add((event.author, step))
             unrecovered.pop((event.author, step), None)
             if not event.text.strip():
-                failures.append(f"{event.author}'s reply{_step_label(step)} was empty")
+                at = _step_label(step, language)
+                failures.append(EMPTY_REPLY(language, who=event.author, at=at))
         elif event.kind == EventKind.ERROR and _turn_failure(event):
             unrecovered[(event.author, step)] = event
         elif event.kind == EventKind.TOOL_CALL and isinstance(event.content, dict):
             called.setdefault((event.author, step), []).append(str(event.content.get("name")))
-    failures += [_unrecovered(error, step) for (_, step), error in unrecovered.items()]
+    failures += [_unrecovered(e, step, language) for (_, step), e in unrecovered.items()]
     if workspace is not None:
         files = Workspace(workspace)
         for n, step_content in sorted(started.items()):
@@ -155,10 +176,13 @@ def evidence_failures(
                 continue  # the step did not complete in this run
             who = ", ".join(speakers)
             for rel in step_content.get("produces") or []:
-                if why := _missing_product(files, str(rel)):
-                    if why == f"did not produce {rel}":  # absent, not empty or unreadable
-                        why += f" ({_tool_calls_said(called, speakers, n, language)})"
-                    failures.append(f"step {n} ({who}) {why}")
+                if missing := _missing_product(files, str(rel)):
+                    phrase, values = missing
+                    if phrase is NOT_PRODUCED:  # absent, not empty or unreadable: any tool call?
+                        tools = _tool_calls_said(called, speakers, n, language)
+                        phrase, values = NOT_PRODUCED_TOOLS, {**values, "tools": tools}
+                    why = phrase(language, **values)
+                    failures.append(STEP_LACKS(language, n=n, who=who, why=why))
     return failures
 
 
@@ -197,16 +221,17 @@ def run_outcome(
     session: str,
     reason: str,
     workspace: Path | None = None,
+    language: str = "en",
 ) -> Outcome:
     """The outcome of the run whose events are ``events`` (entry to end, in order).
 
     Corrections are :func:`run_corrections` (each counted once); they come from people and
     from models alike (an employee, say a reviewer, may write ``纠正: ...`` too); ``by`` tells
-    them apart. ``failures`` lists what the run lacks
-    as evidence of work (:func:`evidence_failures`; products are looked up in ``workspace``,
-    the room's workspace folder). A run with failures is never a success; otherwise success
-    is a person's stated score when there is one, else: the SOP completed and nobody
-    corrected it. Off-SOP turns are employee turns not driven by an SOP step.
+    them apart. ``failures`` lists what the run lacks as evidence of work
+    (:func:`evidence_failures`, written in ``language``, the room's; products are looked up
+    in ``workspace``, the room's workspace folder). A run with failures is never a success;
+    otherwise success is a person's stated score when there is one, else: the SOP completed
+    and nobody corrected it. Off-SOP turns are employee turns not driven by an SOP step.
     """
     messages = [e for e in events if e.kind == EventKind.MESSAGE]
     humans = [e for e in messages if e.meta.get("human")]
@@ -216,7 +241,7 @@ def run_outcome(
     for message in humans:
         stated = stated_score(message.text)
         score = stated if stated is not None else score
-    failures = evidence_failures(events, workspace)
+    failures = evidence_failures(events, workspace, language=language)
     # A good score cannot stand in for missing work: evidence failures always fail the run.
     success = not failures and (
         score >= SUCCESS_AT if score is not None else (reason == "sop_complete" and not corrections)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from framework.errors import CardError, InputError, ScenarioError, UnknownNameError
+from framework.phrases import Language
 
 from ._explain import hint
 from .employee import EmployeeCard, load_card
@@ -144,6 +145,12 @@ class Catalog:
                 [*self.broken_employees.values()],
             )
         return card
+
+    def language_of(self, employee_id: str) -> Language | None:
+        """The language ``employee_id`` writes in (:attr:`EmployeeCard.writes_in`: its card's,
+        else its persona's); None for an id without a card that loads."""
+        card = self.employees.get(employee_id)
+        return card.writes_in if card is not None else None
 
     def scenario(self, id_or_path: str | Path) -> Scenario:
         """A scenario by id, or loaded from a path (``.yaml``/``.yml`` or an existing file).

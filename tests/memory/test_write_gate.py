@@ -124,7 +124,8 @@ async def test_the_tool_refuses_placeholders_and_invented_profiles_visibly(
     assert "favorite, color, teal" in refused[1]["reason"]
     assert shown["preferences"] == ["Prefers answers in bullet points"]
     assert shown["facts"] == []
-    assert text.startswith("# User identity\n"), "an English user's file has English titles"
+    # Titled in pm's language (its card's zh), not the person's (test_memory_language.py).
+    assert text.startswith("# 用户身份\n")
 
 
 async def test_a_model_summary_keeps_stated_facts_and_drops_junk(settings: Settings) -> None:

@@ -165,4 +165,4 @@ async def test_a_garbage_answer_is_a_visible_fallback_never_a_crash_or_a_wait(
     pm = next(e for e in kinds(events, EventKind.MESSAGE) if e.author == "pm")
     assert pm.text == '{"tool": "write_file", "argu'  # shown as it came, not hidden
     outcome = next(e for e in events if e.kind == EventKind.FEEDBACK).content
-    assert "step 1 (pm) did not produce outline.md (pm made no tool call)" in outcome["failures"]
+    assert "第 1 步（pm）没有产出 outline.md（pm 没有调用任何工具）" in outcome["failures"]

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from stub_openai import StubOpenAI
 
 from framework import Event, EventKind, Settings, Staffroom
+from framework.memory.memory_tool import RULE_REASON
 from framework.runtime.prompt_budget import estimate_tokens
 from framework.specs.model_spec import ModelSpec
 
@@ -226,7 +227,8 @@ async def test_a_stated_preference_is_kept_when_the_model_ignores_the_memory_too
         dm = await staff.dm("pm", "alice")
         events = await collect(dm.post("以后回我用英文吧", author="alice"))
         (fallback,) = [e.content for e in events if e.kind == EventKind.FALLBACK]
-        assert fallback["what"] == "memory" and "did not call the memory tool" in fallback["reason"]
+        assert fallback["what"] == "memory"
+        assert fallback["reason"] == RULE_REASON("zh", person="alice")  # the DM's language
         assert "偏好语言: English" in staff.memory.memory("pm", "alice").path.read_text()
         await collect(dm.post("今天的计划？", author="alice"))
         assert "偏好语言: English" in request_text(stub_openai.completions[-1].body)

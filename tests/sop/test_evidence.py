@@ -78,10 +78,11 @@ async def test_a_run_whose_employees_write_nothing_is_not_a_success(settings: Se
         outcome = outcome_of(await drain(room.post("方向没问题，继续。", author="author")))
         assert outcome["success"] is False
         assert outcome["failures"] == [
-            # Each line says why: the model answered in words and called no tool.
-            "step 1 (pm) did not produce outline.md (pm made no tool call)",
-            "step 2 (engineer) did not produce draft.md (engineer made no tool call)",
-            "step 3 (designer) did not produce figures.md (designer made no tool call)",
+            # Each line says why, in the room's language: the model answered in words and
+            # called no tool (an English room: tests/sop/test_failures_language.py).
+            "第 1 步（pm）没有产出 outline.md（pm 没有调用任何工具）",
+            "第 2 步（engineer）没有产出 draft.md（engineer 没有调用任何工具）",
+            "第 3 步（designer）没有产出 figures.md（designer 没有调用任何工具）",
         ]
         # Stored against the version: it lowers the version's record, not raises it.
         (stored,) = await staff.sops.store.outcomes("tech-article@1")
@@ -97,9 +98,7 @@ async def test_a_good_score_does_not_make_a_run_without_its_products_a_success(
         await drain(room.start())
         outcome = outcome_of(await drain(room.post("继续。评分: 5/5", author="author")))
         assert outcome["success"] is False and outcome["score"] == 1.0
-        assert (
-            "step 1 (pm) did not produce outline.md (pm made no tool call)" in outcome["failures"]
-        )
+        assert "第 1 步（pm）没有产出 outline.md（pm 没有调用任何工具）" in outcome["failures"]
 
 
 async def test_an_employee_who_only_answers_with_nothing_is_named(settings: Settings) -> None:
@@ -110,7 +109,7 @@ async def test_an_employee_who_only_answers_with_nothing_is_named(settings: Sett
         await drain(room.start())
         outcome = outcome_of(await drain(room.post("结束会议", author="author")))
         assert outcome["success"] is False
-        assert "pm's reply at step 1 was empty" in outcome["failures"]
+        assert "pm 在第 1 步的回复是空的" in outcome["failures"]
 
 
 def test_an_empty_reply_makes_a_completed_run_not_a_success(tmp_path: Path) -> None:
@@ -136,8 +135,7 @@ async def test_an_unrecovered_model_error_makes_a_run_not_a_success(settings: Se
         outcome = outcome_of(await drain(room.post("结束会议", author="author")))
         assert outcome["success"] is False
         assert any(
-            f.startswith("pm's model failed at step 1 and never recovered")
-            for f in outcome["failures"]
+            f.startswith("pm 的模型在第 1 步出错，之后没有恢复") for f in outcome["failures"]
         )
 
 

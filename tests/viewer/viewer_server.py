@@ -31,7 +31,9 @@ def main() -> None:
     parser.add_argument("--project", type=Path, default=ROOT)
     parser.add_argument("--model-url")
     args = parser.parse_args()
-    settings = Settings(
+    # As `staffroom serve` makes them: $STAFFROOM_LANGUAGE is read here, the viewer's label
+    # language over the project's staffroom.yaml.
+    settings = Settings.from_env(
         data_dir=args.data, project_dir=args.project, allow_network=False, model_backoff=0.01
     )
     if args.model_url:

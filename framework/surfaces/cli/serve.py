@@ -1,8 +1,9 @@
 """``staffroom serve``: the HTTP server (rooms, DMs, streams, webhooks) under uvicorn.
 
 Everything a person can get wrong is checked before the port is bound or a store opened: the
-config file (``file:line field: message`` and a fix), a server with no token (refused unless
-``--no-auth`` on a loopback address), a port in use. Each is one ``error:`` line and exit 2.
+config file and the project's ``staffroom.yaml`` (``file:line field: message`` and a fix), a
+server with no token (refused unless ``--no-auth`` on a loopback address), a port in use. Each
+is one ``error:`` line and exit 2.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from framework.admin import require_writable
 from framework.errors import InputError, StaffroomError
 from framework.serving.gateway import Gateway
 from framework.settings import Settings
+from framework.specs.project_file import project_language
 from framework.staffroom import Staffroom
 from framework.surfaces.cli.options import settings_for
 from framework.surfaces.server.app import create_app
@@ -75,6 +77,7 @@ def serve(
     try:
         settings = settings_for(data_dir, project, model, uses_model=model is not None)
         require_writable(settings.data_dir, "serve")
+        project_language(settings.project_dir, settings.language)  # the viewer's; checked now
         server_config = load_config(config, no_auth=no_auth)
         adapters = _adapters(server_config)
         check_auth(server_config, host)

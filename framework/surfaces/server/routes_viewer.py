@@ -6,19 +6,21 @@ every API call (see ``viewer/api.js``). Its content security policy allows only 
 scripts and styles, so even a mistake that put room text into HTML could not run it.
 
 ``/viewer/settings.json`` tells the page what the project decides for it: today its
-language, so the page's labels follow the project (else the reader's browser).
+language, so the page's labels follow the project (else the reader's browser). It is resolved
+as the CLI resolves its labels' (:func:`~framework.specs.project_file.project_language`):
+``$STAFFROOM_LANGUAGE`` (``Settings.language``), else the project's ``staffroom.yaml``.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
 
-from framework.phrases import Language
+from framework.specs.project_file import PROJECT_FILE, ProjectFileError, project_language
 from framework.surfaces.server.problems import Problem
+from framework.surfaces.server.state import get_state
 
 VIEWER_DIR = Path(__file__).with_name("viewer")
 """The page's files, installed with the package (pyproject package-data)."""
@@ -64,20 +66,23 @@ async def page() -> FileResponse:
     )
 
 
-def project_language() -> Language | None:
-    """The language the project sets for its people (``$STAFFROOM_LANGUAGE``: ``en`` or
-    ``zh``, any regional tag of them); None leaves the choice to each reader's browser."""
-    tag = os.environ.get("STAFFROOM_LANGUAGE", "").strip().lower()
-    if tag.startswith("zh"):
-        return "zh"
-    return "en" if tag.startswith("en") else None
-
-
 @router.get("/viewer/settings.json")
-async def viewer_settings() -> JSONResponse:
+async def viewer_settings(request: Request) -> JSONResponse:
     """What the page follows: ``{"language": "en" | "zh" | null}`` (no token needed: it holds
-    nothing but the label language)."""
-    return JSONResponse({"language": project_language()}, headers=_HEADERS)
+    nothing but the label language). null leaves the choice to each reader's browser.
+
+    Read on each request, so an edited ``staffroom.yaml`` counts from the next page load; a
+    broken one is a 400 naming its line (the page then follows the browser; ``staffroom
+    serve`` refuses to start on one).
+    """
+    settings = get_state(request).gateway.staff.settings
+    try:
+        language = project_language(settings.project_dir, settings.language)
+    except ProjectFileError as exc:  # named by its file's name: the server's paths stay private
+        where = f"{PROJECT_FILE}:{exc.line}" if exc.line is not None else PROJECT_FILE
+        message = f"{where}: {exc.message}"
+        raise Problem(400, "bad_input", message, field=exc.field, fix=exc.fix) from None
+    return JSONResponse({"language": language}, headers=_HEADERS)
 
 
 @router.get("/viewer/{name}")
