@@ -66,8 +66,9 @@ class NewFact:
     replaces: KnownEntry | None = None
 
     def write(self, memory: MemoryFile, *, source: str) -> MemoryChange:
-        """Add the fact to ``memory``, replacing :attr:`replaces` when that file holds it
-        (each employee's file is its own: one may not have it); the rule decides otherwise."""
+        """Add the fact to ``memory``, replacing :attr:`replaces` when that file still holds
+        it (each employee's file is its own: one may not have it, and then the rule decides,
+        in the section of the entry named)."""
         if self.replaces is None:
             return memory.add(self.fact.section, self.fact.entry, source=source)
         old = self.replaces

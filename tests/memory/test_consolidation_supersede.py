@@ -17,6 +17,7 @@ from framework import Event, EventKind, Settings, Staffroom
 from framework.memory.consolidation import Consolidator, extractive_summariser
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import MemoryFile
+from framework.memory.supersede import KnownEntry, numbered, resolve
 from framework.models import ScriptedChatModel
 from framework.models.factory import ModelFactory
 from framework.sessions.events import make_event
@@ -201,3 +202,18 @@ async def test_a_model_may_not_replace_what_it_was_not_shown(settings: Settings)
     assert reasons == [
         "the model said 'Keep answers short' replaces entry 1, but no entries were shown"
     ]
+
+
+def test_the_entries_shown_fit_the_budget_and_a_number_names_only_its_persons_entry() -> None:
+    known = [KnownEntry("alice", "facts", f"Rollout step {i} runs on Monday") for i in range(40)]
+    shown, text = numbered(known, 200)
+    assert 0 < len(shown) < 40 and len(text) <= 200
+    assert text.splitlines()[1] == "2. alice / facts: Rollout step 1 runs on Monday"
+    assert resolve("alice", "Rollout step 1 runs on Tuesday", 2, shown, "en") == (known[1], None)
+    old, why = resolve("bob", "Bob's desk: 9", 1, shown, "en")
+    assert old is None and why is not None
+    assert why["reason"] == (
+        'the model said "Bob\'s desk: 9" (about bob) replaces entry 1, which is about alice'
+    )
+    old, why = resolve("alice", "Rollout step 9 runs on Friday", 0, shown, "en")
+    assert old is None and why is not None and "entries shown run 1-" in why["reason"]
