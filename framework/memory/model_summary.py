@@ -9,13 +9,14 @@ new one (:func:`~framework.memory.supersede.resolve`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import date
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 
 from framework.language import snippet
 from framework.memory.consolidation import (
@@ -41,14 +42,27 @@ ALL_LINES_REFUSED = Phrase(
 )
 
 
+def _as_given(value: Any) -> Any:
+    """A ``replaces`` that is no number or text (``true``, ``[2]``) is kept as its JSON text,
+    to be ignored with a reason (:func:`~framework.memory.supersede.resolve`): one odd field
+    must not cost the whole summary a retry."""
+    ok = value is None or (isinstance(value, int | str) and not isinstance(value, bool))
+    return value if ok else json.dumps(value)
+
+
 class FactAnswer(BaseModel):
     """One durable fact about a person, as a model states it."""
 
     user: str
     section: Literal["identity", "project", "preferences", "facts"]
     entry: str = Field(min_length=1)
-    replaces: int | None = None
-    """The number of the current entry this fact updates (None: a new fact)."""
+    replaces: Annotated[
+        int | str | None,
+        BeforeValidator(_as_given),
+        WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+    ] = None
+    """The number of the current entry this fact updates (None: a new fact); asked for as an
+    integer, read leniently ("2", "#2")."""
 
 
 class SummaryAnswer(BaseModel):

@@ -39,6 +39,10 @@ NONE_SHOWN = Phrase(
     en="the model said {entry!r} replaces entry {n}, but no entries were shown",
     zh="模型说 {entry!r} 取代第 {n} 条，但没有列出任何条目",
 )
+NO_NUMBER = Phrase(
+    en="the model said {entry!r} replaces {given!r}, which is no entry number",
+    zh="模型说 {entry!r} 取代 {given!r}，这不是条目编号",
+)
 OTHER_PERSON = Phrase(
     en="the model said {entry!r} (about {user}) replaces entry {n}, which is about {other}",
     zh="模型说 {entry!r}（关于 {user}）取代第 {n} 条，而那条是关于 {other} 的",
@@ -107,14 +111,18 @@ def numbered(known: Sequence[KnownEntry], budget: int) -> tuple[list[KnownEntry]
 
 
 def resolve(
-    user: str, entry: str, n: int | None, shown: Sequence[KnownEntry], language: str
+    user: str, entry: str, given: int | str | None, shown: Sequence[KnownEntry], language: str
 ) -> tuple[KnownEntry | None, dict[str, str] | None]:
-    """The shown entry a model's ``replaces: n`` names for a fact about ``user``; else None
-    and, when a number was given, the ``fallback`` event's content saying why it was ignored
-    (no such number, or an entry about someone else): the fact is then added as a new one."""
-    if n is None:
+    """The shown entry a model's ``replaces`` names for a fact about ``user``; else None and,
+    when something was given, the ``fallback`` event's content saying why it was ignored (no
+    number, no such number, an entry about someone else): the fact is then added as new."""
+    if given is None:
         return None, None
-    if not shown:
+    number = re.fullmatch(r"\s*(?:#|no\.?|entry)?\s*(-?\d+)(?:\.0*)?\s*", str(given), re.I)
+    n = int(number.group(1)) if number else None
+    if n is None:
+        why = NO_NUMBER(language, entry=entry, given=str(given))
+    elif not shown:
         why = NONE_SHOWN(language, entry=entry, n=n)
     elif not 1 <= n <= len(shown):
         why = NO_SUCH_ENTRY(language, entry=entry, n=n, count=len(shown))

@@ -145,7 +145,11 @@ async def test_a_model_names_the_entry_a_fact_replaces(settings: Settings) -> No
     said = ["Heads up about Friday.", "Correction: the design meeting is at 3pm instead."]
     said += [f"Question {i} about the rollout?" for i in range(9)]
     fact = {"user": "alice", "section": "facts", "entry": "Design meeting: 3pm Friday"}
-    summary = answer({**fact, "replaces": 2}, history="alice moved the design meeting to 3pm")
+    # A weak model's odd field costs the summary nothing: that one fact is added as new.
+    odd = {"user": "alice", "section": "facts", "entry": "Heads up about Friday", "replaces": True}
+    summary = answer(
+        {**fact, "replaces": "#2"}, odd, history="alice moved the design meeting to 3pm"
+    )
     model = ScriptedChatModel(replies=["OK."] * len(said) + [summary])
     seeds = [("preferences", "Prefers bullet points"), ("facts", "Design meeting at 2pm Friday")]
     memory, events = await dm_consolidated_by(settings, model, seeds, said)
@@ -157,7 +161,10 @@ async def test_a_model_names_the_entry_a_fact_replaces(settings: Settings) -> No
     assert "Design meeting: 3pm Friday" in shown and "2pm" not in shown
     assert "Prefers bullet points" in shown
     assert superseded(memory) == [("Design meeting at 2pm Friday", "Design meeting: 3pm Friday")]
-    assert not [e for e in events if e.kind == EventKind.FALLBACK]
+    assert "Heads up about Friday" in shown
+    assert [e.content["reason"] for e in events if e.kind == EventKind.FALLBACK] == [
+        "the model said 'Heads up about Friday' replaces 'true', which is no entry number"
+    ]
     # The fact record `staffroom memory` shows keeps the old value.
     assert "Design meeting at 2pm Friday" in staffroom_memory(settings.data_dir)
 
@@ -210,6 +217,7 @@ def test_the_entries_shown_fit_the_budget_and_a_number_names_only_its_persons_en
     assert 0 < len(shown) < 40 and len(text) <= 200
     assert text.splitlines()[1] == "2. alice / facts: Rollout step 1 runs on Monday"
     assert resolve("alice", "Rollout step 1 runs on Tuesday", 2, shown, "en") == (known[1], None)
+    assert resolve("alice", "Rollout step 1 runs on Tuesday", "2", shown, "en")[0] == known[1]
     old, why = resolve("bob", "Bob's desk: 9", 1, shown, "en")
     assert old is None and why is not None
     assert why["reason"] == (
