@@ -16,7 +16,11 @@ It judges by the generator's ground truth, never by what the memory module repor
 * stale values: corrected attributes whose old value is still in what the prompt shows;
 * lost corrections: corrected attributes whose new value is not there;
 * exact duplicates: entries that appear twice in a file;
-* over cap: files whose text exceeds the cap after any write.
+* over cap: files whose text exceeds the cap after any write;
+* consolidation's rule (``framework.memory.supersede.rule_updates``, what offline consolidation
+  uses to let a person's message replace an entry): how often it would let one distinct fact,
+  said as a message, replace another fact of its file (must be 0), and how many corrections,
+  said as messages, it finds the old value of.
 
 Goals (issue 11): wrong merges 0, stale values 0, exact duplicates 0, never over the cap.
 """
@@ -31,6 +35,8 @@ from pathlib import Path
 
 from framework.errors import MemoryCapExceeded
 from framework.memory.store import MemoryStore
+from framework.memory.supersede import KnownEntry, rule_updates
+from framework.sessions.events import EventKind, make_event
 from framework.settings import Settings
 
 EN_NAMES = ["Sam", "Alice", "Bob", "Priya", "Chen", "Maria", "Omar", "Lena", "Kofi", "Yuki"]
@@ -109,6 +115,7 @@ def main() -> None:
         store = MemoryStore(Settings(data_dir=Path(tmp)))
         started = time.perf_counter()
         wrong, stale, lost, dupes, over, refused, total = 0, 0, 0, 0, 0, 0, 0
+        rule_wrong, rule_found = 0, 0
         per_file = 20
         chunks = [facts[i : i + per_file] for i in range(0, len(facts), per_file)]
         pair_chunks = [pairs[i :: len(chunks)] for i in range(len(chunks))]
@@ -133,6 +140,10 @@ def main() -> None:
             lost += sum(1 for _, _, new in fixes if new not in shown)
             dupes += len(shown) - len(set(shown))
         took = time.perf_counter() - started
+        for chunk, fixes in zip(chunks, pair_chunks, strict=True):  # untimed: no writes
+            olds = [old for _, old, _ in fixes]
+            rule_wrong += sum(bool(said(f, [e for e in chunk if e != f] + olds)) for f in chunk)
+            rule_found += sum(said(new, [*chunk, old]) == [old] for _, old, new in fixes)
         # One file is filled past its cap: every write over it must be refused, none stored.
         full = store.memory("pm", "overflow")
         for entry in facts:
@@ -148,9 +159,18 @@ def main() -> None:
     print(f"corrections lost: {lost}")
     print(f"exact duplicates: {dupes}")
     print(f"files over the cap after a write: {over} (writes the cap refused: {refused})")
+    print(f"consolidation's rule: a fact replacing another: {rule_wrong}; ", end="")
+    print(f"corrections it finds: {rule_found} of {len(pairs)}")
     print(f"{total} writes in {took:.1f} s ({1000 * took / total:.0f} ms each), then the cap file")
-    met = wrong == stale == lost == dupes == over == 0
+    met = wrong == stale == lost == dupes == over == rule_wrong == 0
     print(f"goals: {'all met' if met else 'NOT met'}")
+
+
+def said(message: str, entries: list[str]) -> list[str]:
+    """The entries offline consolidation would let ``message`` (said by u) replace."""
+    event = make_event("dm:u@pm", EventKind.MESSAGE, "u", message, meta={"human": True})
+    known = [KnownEntry("u", "facts", entry) for entry in entries]
+    return [f.replaces.entry for f in rule_updates([event], {"u"}, known, set()) if f.replaces]
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Benchmark: memtrust-cli's memory fixtures through Staffroom's memory write paths.
 
 Run: ``.venv/bin/python benchmarks/memtrust_eval.py [--path tool|consolidation|unstated|all]``
+(``--path model --url http://127.0.0.1:8799/v1``: consolidation by that server's model)
 
 memtrust-cli (PyPI ``memtrust-cli``, a ``dev`` extra) ships hand-written fixtures that a memory
 backend should get right: 15 extraction-quality records (boot logs, heartbeats, tracebacks,
@@ -15,7 +16,9 @@ Each record goes through one write path, in a fresh folder:
   ``facts`` (what a model that saves everything would do);
 * ``unstated``: the tool adds it while alice said nothing (a model inventing what it stores);
 * ``consolidation``: alice's message and a reply are consolidated by the offline
-  (extractive) path, which keeps what its rules recognise as durable.
+  (extractive) path, which keeps what its rules recognise as durable;
+* ``model``: the same, consolidated by a real model (``--url``), which sees alice's current
+  entries numbered and may say which one a fact replaces (what it gets right is its wit).
 
 A query returns what ``staffroom memory`` shows: MEMORY.md's entries and the superseded values
 kept beside it (marked ``invalid_at``, which memtrust reads as a flagged conflict). A
@@ -45,12 +48,17 @@ from memtrust.adapters.base import (
 from memtrust.evals.contradiction import run_add_only_contradiction_eval
 from memtrust.evals.extraction_quality import run_extraction_quality_eval
 
-from framework.memory.consolidation import Consolidator, extractive_summariser
+from framework.memory.consolidation import Consolidator, Summariser, extractive_summariser
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import MemoryFile
 from framework.memory.memory_tool import memory_tool
+from framework.memory.model_summary import model_summariser
+from framework.models.factory import build_model
+from framework.models.profile import profile_for
+from framework.prompts.environment import PromptRenderer
 from framework.sessions.events import EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
+from framework.specs.model_spec import ModelSpec
 
 PERSON, EMPLOYEE, SESSION = "alice", "pm", "dm:alice@pm"
 
@@ -60,9 +68,10 @@ class StaffroomMemory(MemoryBackendAdapter):
 
     supports_update = True
 
-    def __init__(self, root: Path, path: str) -> None:
+    def __init__(self, root: Path, path: str, summarise: Summariser | None = None) -> None:
         self.root, self.path, self.name = root, path, f"staffroom-{path}"
         self._ids = itertools.count(1)
+        self.summarise = summarise or extractive_summariser({PERSON})
 
     def folder(self, session_id: str) -> Path:
         return self.root / self.path / session_id
@@ -86,7 +95,7 @@ class StaffroomMemory(MemoryBackendAdapter):
             log.append(
                 make_event(SESSION, EventKind.MESSAGE, PERSON, content, id=f"m{n}", meta=human)
             )
-        if self.path == "consolidation":
+        if self.path in ("consolidation", "model"):
             reply = make_event(SESSION, EventKind.MESSAGE, EMPLOYEE, "Noted.", id=f"r{n}")
             log.append(reply)
             asyncio.run(self._consolidate(folder, log))
@@ -103,7 +112,7 @@ class StaffroomMemory(MemoryBackendAdapter):
             memory_for=lambda _employee, _user: MemoryFile(folder / "MEMORY.md"),
             employees=[EMPLOYEE],
             window=20,
-            summarise=extractive_summariser({PERSON}),
+            summarise=self.summarise,
         )
         await consolidator.run(everything=True)
 
@@ -179,26 +188,58 @@ def contradiction(adapter: StaffroomMemory) -> tuple[int, int, list[str]]:
     return passed, len(result.case_results), rows
 
 
+MODEL_COUNTS = {"batches": 0, "fell back": 0, "facts": 0, "named an entry": 0}
+"""What the model did on ``--path model`` (printed with the figures)."""
+
+
+def model_path(url: str) -> Summariser:
+    """Consolidation by the model at ``url`` (the real-model tier's window: 4,096 tokens)."""
+    spec = ModelSpec.model_validate(f"openai:local@{url}")
+    profile = profile_for(
+        spec, label="local", context_window=4096, max_output_tokens=512, offline=False
+    )
+    model = build_model(spec, max_output_tokens=profile.max_output_tokens)
+    summarise = model_summariser(model, PromptRenderer(), {PERSON}, profile, retries=1)
+
+    async def counted(messages: list[Any], day: Any, known: Any) -> Any:
+        summary = await summarise(messages, day, known)
+        MODEL_COUNTS["batches"] += 1
+        MODEL_COUNTS["fell back"] += summary.fallback is not None
+        if summary.by_model:
+            MODEL_COUNTS["facts"] += len(summary.facts)
+            MODEL_COUNTS["named an entry"] += sum(f.replaces is not None for f in summary.facts)
+        return summary
+
+    return counted
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--path", choices=["tool", "unstated", "consolidation", "all"], default="all"
+        "--path", choices=["tool", "unstated", "consolidation", "model", "all"], default="all"
     )
+    parser.add_argument("--url", help="an OpenAI-compatible server, for --path model")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args()
     paths = ["tool", "unstated", "consolidation"] if args.path == "all" else [args.path]
+    if "model" in paths and not args.url:
+        parser.error("--path model needs --url (an OpenAI-compatible server)")
+    summarise = model_path(args.url) if "model" in paths else None
     figures: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for path in paths:
-            got, total, rows = extraction(StaffroomMemory(Path(tmp), path))
+            got, total, rows = extraction(StaffroomMemory(Path(tmp), path, summarise))
             print(f"extraction quality via {path}: {got} of {total} pass")
             print("\n".join(rows))
             figures[path] = {"extraction": f"{got}/{total}"}
             if path != "unstated":
-                got, total, rows = contradiction(StaffroomMemory(Path(tmp) / "c", path))
+                adapter = StaffroomMemory(Path(tmp) / "c", path, summarise)
+                got, total, rows = contradiction(adapter)
                 print(f"contradiction add-only via {path}: {got} of {total} current only")
                 print("\n".join(rows))
                 figures[path]["contradiction"] = f"{got}/{total}"
+    if "model" in paths:
+        print("model path: " + ", ".join(f"{k}: {v}" for k, v in MODEL_COUNTS.items()))
     if args.json:
         print(json.dumps(figures))
 

@@ -5,10 +5,11 @@ tool for simple statements), the extractive consolidation path, and a turn whose
 did not call the memory tool on such a statement (recorded as a fallback). The rules are
 deliberately literal and about work: a name (whole), a role, a reply language, a preference
 ("I prefer…", "User prefers…", "我喜欢…"), and a standing fact about the person's team,
-project or deadlines. Personal trivia (a favourite colour, pets, hobbies) is left to a real
-model, whose facts the write gate checks against what was said. Labels follow the language
-of the statement (``name: Maria Chen``, ``姓名: 王芳``). Pure text rules at the base level, so
-the simulator (models/) and memory/ both read them.
+project or deadlines (who leads a team, a ticket's or order's state, where they live).
+Personal trivia (a favourite colour, pets, hobbies) is left to a real model, whose facts the
+write gate checks against what was said. Labels follow the language of the statement
+(``name: Maria Chen``, ``姓名: 王芳``). Pure text rules at the base level, so the simulator
+(models/) and memory/ both read them.
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ _WORK = (
     r"timezone|department|budget|roadmap|report|review|demo|migration|deploy(?:s|ment)?|"
     r"workflow|process"
 )
+_ITEMS = r"order|ticket|incident|issue|bug|case|task|shipment|invoice|request|pr|pull request"
+_STATES = (
+    r"priority|severity|p\d|sev\d|pending|open|closed|blocked|on hold|in progress|in review|"
+    r"waiting|shipped|resolved|assigned to|owned by"
+)
 _STANDING = [
     # Someone's team / project / deadline, stated as a standing fact, kept whole.
     re.compile(
@@ -105,6 +111,23 @@ _STANDING = [
         rf"{_START}((?:The |[Oo]ur |[Mm]y )?(?:[\w-]+ ){{0,3}}(?:{_WORK})\b[^\n.!?]{{0,80}}"
         r"\b(?:is due|are due|deadline|due on|due by|moved to|was moved|pushed back|postponed|"
         r"rescheduled|is on|ships on|launches on)\b" + _TO_END + ")"
+    ),
+    # Where the person lives or works from ("I live at 42 Birch Street in Portland.").
+    re.compile(
+        rf"{_START}(I(?: live| am based|'m based| work from) (?:in|at|near|out of) {_TO_END})"
+    ),
+    # Who holds a role on a team ("Priya is the lead on the payments team."): a name, not a
+    # pronoun or "User" (an invented profile reads "User is a former chess player ...").
+    re.compile(
+        rf"{_START}((?!(?:The|This|That|It|He|She|They|We|User|Our|My)\b)[A-Z][a-z][\w'-]*"
+        rf"(?: [A-Z][a-z][\w'-]*)? is (?:the |our |a |an )?(?:new |acting )?(?:[\w-]+ ){{0,2}}"
+        rf"(?:{_ROLE_WORDS}) (?:on|of|for) {_TO_END})"
+    ),
+    # A work item's standing state ("Order ORTAND-88 is currently pending.", "The migration
+    # ticket is priority P2.").
+    re.compile(
+        rf"{_START}((?:The |Our |My )?(?:[\w-]+ ){{0,3}}(?i:{_ITEMS})(?: #?[\w-]*\d[\w-]*)? "
+        rf"(?:is|are) (?:currently |now |still )?(?i:{_STATES})\b{_TO_END})"
     ),
     re.compile(r"((?:我们|我的)(?:团队|项目|公司|部门|产品|客户)[^。！？\n]{4,80}[。！？]?)"),
     re.compile(

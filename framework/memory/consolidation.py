@@ -8,14 +8,15 @@ the session naming the last message it covers. A process killed anywhere in betw
 either a finished batch or one the next run redoes without doubling anything, so nothing is
 summarised twice or skipped.
 
-A model summarises through :func:`~framework.models.structured.ask_structured`; when it
-cannot be called or its answer stays unusable after one retry, the batch gets the extractive
-summary instead (nothing is lost), and the consolidator records a ``fallback`` event saying
-why, which the report carries too.
+A model summarises (:mod:`~framework.memory.model_summary`); when it cannot be called or its
+answer stays unusable after one retry, the batch gets the extractive summary instead (nothing
+is lost), and the consolidator records a ``fallback`` event saying why, which the report
+carries too.
 
-Every fact and HISTORY.md line passes the write gate (:mod:`~framework.memory.write_gate`)
-on either path; a model's facts are also judged against what the people in the batch said.
-Each refused fact is a ``fallback`` event too, in the language the people wrote in.
+A fact that updates an entry replaces it (:mod:`~framework.memory.supersede`). Every fact and
+HISTORY.md line passes the write gate (:mod:`~framework.memory.write_gate`) on either path; a
+model's facts are also judged against what the people in the batch said. Each refused fact
+is a ``fallback`` event too, in the language the people wrote in.
 """
 
 from __future__ import annotations
@@ -24,24 +25,22 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Literal
-
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
 
 from framework.errors import InputError, MemoryCapExceeded
 from framework.language import is_english, snippet
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import MemoryFile, clean_entry
-from framework.memory.write_gate import judge, judge_history_line
-from framework.models.profile import ModelProfile
-from framework.models.structured import answer_format, ask_structured
+from framework.memory.supersede import (
+    KnownEntry,
+    NewFact,
+    known_entries,
+    rule_updates,
+)
+from framework.memory.write_gate import judge
 from framework.phrases import Phrase
-from framework.prompts.environment import PromptRenderer
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
-from framework.statements import Fact, stated_facts
+from framework.statements import stated_facts
 
 BATCH = 10
 """Messages summarised per batch (and per pointer event)."""
@@ -49,10 +48,6 @@ BATCH = 10
 EXCHANGED = Phrase(en="{authors} exchanged {n} messages.", zh="{authors} 交流了 {n} 条消息。")
 NOT_STORED = Phrase(en="fact not stored in MEMORY.md", zh="这条事实没有写入 MEMORY.md")
 REFUSED_FACT = Phrase(en="{user}: {entry!r}: {reason}", zh="{user}：{entry!r}：{reason}")
-ALL_LINES_REFUSED = Phrase(
-    en="every history line was refused by the write gate ({reason})",
-    zh="每一行历史都被写入关卡拒绝（{reason}）",
-)
 
 
 def language_of_people(messages: Sequence[Event], humans: set[str]) -> str:
@@ -66,32 +61,20 @@ class Summary:
     """What one batch becomes: dated HISTORY.md lines and facts per person."""
 
     lines: list[str]
-    facts: list[tuple[str, Fact]] = field(default_factory=list)
-    """``(user, fact)``: the person the fact is about."""
+    facts: list[NewFact] = field(default_factory=list)
+    """Each fact, the person it is about, and the entry it replaces."""
     fallback: str | None = None
     """Why this is the extractive summary although a model was asked (None: it is not)."""
     call_failed: bool = False
     """The fallback's cause: the model could not be called (not just a bad answer)."""
     by_model: bool = False
     """A model wrote the facts: they are judged against what the people said."""
+    ignored: list[dict[str, str]] = field(default_factory=list)
+    """``fallback`` events: a model's ``replaces`` ignored (the fact added as a new one)."""
 
 
-class FactAnswer(BaseModel):
-    """One durable fact about a person, as a model states it."""
-
-    user: str
-    section: Literal["identity", "project", "preferences", "facts"]
-    entry: str = Field(min_length=1)
-
-
-class SummaryAnswer(BaseModel):
-    """The JSON a model answers ``consolidate.j2`` with."""
-
-    history: list[str] = Field(min_length=1)
-    facts: list[FactAnswer] = Field(default_factory=list)
-
-
-Summariser = Callable[[list[Event], date], Awaitable[Summary]]
+Summariser = Callable[[list[Event], date, Sequence[KnownEntry]], Awaitable[Summary]]
+"""Summarises a batch, given the people's current MEMORY.md entries."""
 
 
 @dataclass(slots=True)
@@ -112,10 +95,13 @@ class ConsolidationReport:
     """A fallback happened because the model could not be called at all (server down...)."""
 
 
-async def extractive_summary(messages: list[Event], day: date, humans: set[str]) -> Summary:
-    """Deterministic summary (no model): one line per person's message with the reply to it."""
+async def extractive_summary(
+    messages: list[Event], day: date, humans: set[str], known: Sequence[KnownEntry] = ()
+) -> Summary:
+    """Deterministic summary (no model): one line per person's message with the reply to it;
+    the facts the rules recognise, and messages that update a ``known`` entry."""
     lines: list[str] = []
-    facts: list[tuple[str, Fact]] = []
+    facts: list[NewFact] = []
     language = language_of_people(messages, humans)
     colon = ": " if language == "en" else "："
     for i, event in enumerate(messages):
@@ -126,103 +112,21 @@ async def extractive_summary(messages: list[Event], day: date, humans: set[str])
         if reply is not None:
             line += f" → {reply.author}{colon}{snippet(reply.text, 40)}"
         lines.append(line)
-        facts += [(event.author, fact) for fact in stated_facts(event.text)]
+        facts += [NewFact(event.author, fact) for fact in stated_facts(event.text)]
     if not lines and messages:
         authors = ", ".join(sorted({m.author for m in messages}))
         lines.append(f"{day.isoformat()} {EXCHANGED(language, authors=authors, n=len(messages))}")
+    facts += rule_updates(messages, humans, known, {f.fact.entry for f in facts})
     return Summary(lines, facts)
 
 
 def extractive_summariser(humans: set[str]) -> Summariser:
     """:func:`extractive_summary` as a summariser (the offline path)."""
 
-    async def summarise(messages: list[Event], day: date) -> Summary:
-        return await extractive_summary(messages, day, humans)
+    async def summarise(messages: list[Event], day: date, known: Sequence[KnownEntry]) -> Summary:
+        return await extractive_summary(messages, day, humans, known)
 
     return summarise
-
-
-def model_summariser(
-    model: BaseChatModel,
-    renderer: PromptRenderer,
-    humans: set[str],
-    profile: ModelProfile,
-    *,
-    retries: int = 2,
-    backoff: float = 1.0,
-) -> Summariser:
-    """Summarise with a chat model through ``consolidate.j2``; fall back to extractive.
-
-    A summary that fell back says why (:attr:`Summary.fallback`). Once a call has failed,
-    the rest of this summariser's batches skip the model: a server that is down would
-    otherwise be waited on (and retried) once per batch.
-    """
-    people = sorted(humans)
-    example = SummaryAnswer(
-        history=["<who asked what; what was decided>"],
-        facts=[
-            FactAnswer(
-                user=f"<one of: {', '.join(people)}>", section="facts", entry="<key>: <value>"
-            )
-        ],
-    )
-    fmt = answer_format(SummaryAnswer, [example])
-    unreachable: str | None = None
-
-    def check(answer: SummaryAnswer) -> str | None:
-        # Small models under a grammar copy the example or fill the array with punctuation.
-        if set(answer.history) <= set(example.history):
-            return "it repeats the example instead of summarising the transcript"
-        if not any(any(ch.isalnum() for ch in line) for line in answer.history):
-            return "history has no line with words in it"
-        refused = [judge_history_line(line) for line in answer.history]
-        if all(refused):
-            return ALL_LINES_REFUSED("en", reason=refused[0].reason if refused[0] else "")
-        return None
-
-    async def summarise(messages: list[Event], day: date) -> Summary:
-        nonlocal unreachable
-        if unreachable is None:
-            # Half the input budget for the transcript, shared by its messages: a batch
-            # always fits a small window, and a summary needs only the gist.
-            cap = max(80, profile.input_budget // (2 * max(1, len(messages))))
-            transcript = "\n".join(f"{m.author}: {snippet(m.text, cap)}" for m in messages)
-            context = {"day": day.isoformat(), "humans": people, "answer_format": fmt}
-            language = language_of_people(messages, humans)
-            prompt = renderer.render("consolidate.j2", context, language=language)
-            answer = await ask_structured(
-                model,
-                [SystemMessage(content=prompt), HumanMessage(content=transcript)],
-                SummaryAnswer,
-                profile,
-                examples=[example],
-                check=check,
-                retries=retries,
-                backoff=backoff,
-            )
-            if answer.value is not None:
-                return _summary_of(answer.value, day, humans)
-            reason, failed = answer.fallback_reason or "no answer", answer.call_failed
-            if failed:
-                unreachable = reason
-        else:
-            reason, failed = unreachable, True
-        extractive = await extractive_summary(messages, day, humans)
-        return Summary(extractive.lines, extractive.facts, fallback=reason, call_failed=failed)
-
-    return summarise
-
-
-def _summary_of(answer: SummaryAnswer, day: date, humans: set[str]) -> Summary:
-    # A line the gate refuses (a timestamp, a placeholder, a log) tells no one anything.
-    lines = [
-        f"{day.isoformat()} {x.strip()}"
-        for x in answer.history
-        if x.strip() and judge_history_line(x) is None
-    ]
-    # A fact about someone who is not a person here (or the example's placeholder) is dropped.
-    facts = [(f.user, Fact(f.section, f.entry)) for f in answer.facts if f.user in humans]
-    return Summary(lines, facts, by_model=True)
 
 
 def find_pointer(log: JsonlLog) -> tuple[Event | None, list[Event]]:
@@ -314,7 +218,10 @@ class Consolidator:
 
     async def _batch(self, batch: list[Event], report: ConsolidationReport) -> None:
         day = date.fromisoformat(batch[0].ts[:10])
-        summary = await self.summarise(batch, day)
+        humans = {e.author for e in batch if e.meta.get("human")}
+        # What the summarising employee (the first) keeps about them: a fact may replace one.
+        known = await asyncio.to_thread(known_entries, self.memory_for, self.employees[0], humans)
+        summary = await self.summarise(batch, day, known)
         # The writes take file locks and fsync: off the event loop, as the memory tool does.
         await asyncio.to_thread(self._write, batch, summary, report)
 
@@ -332,8 +239,14 @@ class Consolidator:
             report.fallbacks.append(summary.fallback)
             report.call_failed = report.call_failed or summary.call_failed
         self.history.append([(day, line) for line in summary.lines], batch_id=last.id)
+        for n, said in enumerate(summary.ignored, start=1):
+            ignored = f"fallback-{last.id}-r{n}"
+            self.log.append(
+                make_event(last.session, EventKind.FALLBACK, "system", said, id=ignored)
+            )
         stored: list[str] = []
-        for n, (user, fact) in enumerate(summary.facts, start=1):
+        for n, new in enumerate(summary.facts, start=1):
+            user, fact = new.user, new.fact
             refusal = self._refusal(batch, summary, user, fact.entry)
             if refusal is not None:
                 event = make_event(
@@ -348,9 +261,8 @@ class Consolidator:
                 continue
             for employee in self.employees:
                 try:
-                    self.memory_for(employee, user).add(
-                        fact.section,
-                        fact.entry,
+                    new.write(
+                        self.memory_for(employee, user),
                         source=f"consolidation:{self.history.path.parent.name}",
                     )
                 except (MemoryCapExceeded, InputError):

@@ -27,7 +27,7 @@ import unicodedata
 
 from framework.memory.similarity import tokens
 
-__all__ = ["anchors", "attribute_key", "same_attribute", "same_fact", "updates"]
+__all__ = ["anchors", "attribute_key", "same_attribute", "same_fact", "superseded_by", "updates"]
 
 _MAX_KEY_WORDS = 6
 """An attribute name is a few words (``偏好语言``, ``Alice's phone``); a longer head is prose.
@@ -162,6 +162,15 @@ def updates(old: str, new: str) -> bool:
     # word or two ("pending", "42 Birch Street"), not another statement ("Kofi noted that the
     # audit was approved" is not what "Kofi moved the audit to 11 March" corrects).
     return len(shared) >= 2 and 2 * len(shared) >= len(words_old) and len(words_old - shared) <= 2
+
+
+def superseded_by(entries: list[str], new: str) -> list[int]:
+    """Indices of the ``entries`` that ``new`` supersedes by rule, the one to replace first:
+    an entry giving the same attribute, then the entries ``new`` :func:`updates`, newest
+    first (so MEMORY.md shows the current value only). The one rule for every writer: the
+    memory tool's add and both consolidation paths."""
+    keyed = [i for i, old in enumerate(entries) if same_attribute(old, new)]
+    return keyed + [i for i in reversed(range(len(entries))) if updates(entries[i], new)]
 
 
 _LABEL_HEAD = re.compile(r"^\s*\w+\s*[:：]\s*")

@@ -51,7 +51,7 @@ from framework.memory.entries import (
     section_titles,
 )
 from framework.memory.fact_log import FactLog, Superseded
-from framework.memory.fact_rules import same_attribute, same_fact, updates
+from framework.memory.fact_rules import same_fact, superseded_by
 from framework.memory.file_messages import cap_message, not_utf8
 from framework.memory.similarity import Similarity, normalize, normalized_similarity
 
@@ -222,7 +222,9 @@ class MemoryFile:
         """The current content as rendered (what goes into the prompt); ``""`` when no file."""
         return self.render(self.read()) if self.path.exists() else ""
 
-    def add(self, section: str, entry: str, *, source: str = "") -> MemoryChange:
+    def add(
+        self, section: str, entry: str, *, source: str = "", replaces: str | None = None
+    ) -> MemoryChange:
         """Add ``entry``, or let it replace the entry it corrects or rewords.
 
         It replaces an entry that gives the same attribute (``key: value`` with the same key,
@@ -232,6 +234,8 @@ class MemoryFile:
         ``threshold``) naming the same numbers, ids and names. Anything else is another fact
         and is added; the entries it resembles are returned in ``similar``. A replaced value
         is kept in ``facts.json`` as superseded. ``source``: where it came from (a session).
+        ``replaces``: the entry it replaces, when a consolidating model said so (first, if
+        it is still in the section; see :mod:`~framework.memory.supersede`).
         """
         sid, new = self._section_id(section), clean_entry(entry)
 
@@ -239,10 +243,10 @@ class MemoryFile:
             if new in entries:
                 return MemoryChange("unchanged", sid, new, new)
             scored = [(self.similarity(old, new), i) for i, old in enumerate(entries)]
-            keyed = [i for i, old in enumerate(entries) if same_attribute(old, new)]
-            # An update of a fact ("Correction: …", "… was pushed back to …"): the newest one
-            # it updates, so MEMORY.md shows the current value only.
-            keyed += [i for i in reversed(range(len(entries))) if updates(entries[i], new)]
+            keyed = (
+                [entries.index(replaces)] if replaces is not None and replaces in entries else []
+            )
+            keyed += superseded_by(entries, new)  # same attribute, or an update of the entry
             near = [
                 (score, i)
                 for score, i in scored

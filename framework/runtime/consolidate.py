@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from framework.memory.consolidation import Consolidator, extractive_summariser, model_summariser
+from framework.memory.consolidation import Consolidator, extractive_summariser
+from framework.memory.model_summary import model_summariser
 from framework.models.simulator import SimulatedChatModel
 from framework.runtime.deps import RoomDeps
 

@@ -125,11 +125,15 @@ def remark_contexts() -> Iterator[dict[str, Any]]:
 
 
 def consolidation_contexts() -> Iterator[dict[str, Any]]:
-    yield {
+    base = {
         "day": "2026-12-02",
         "humans": ["maria", "王伟"],
         "answer_format": "Reply with one JSON object only.",
     }
+    yield {**base, "entries": "", "unshown": 0}
+    # The people's current entries, numbered, so a fact may say which one it replaces.
+    entries = "1. maria / facts: Design review on Friday\n2. 王伟 / preferences: 偏好语言: 中文"
+    yield {**base, "entries": entries, "unshown": 3}
 
 
 CONTEXTS = {
