@@ -16,9 +16,9 @@ from framework.sessions.events import Event, EventKind
 from framework.surfaces.cli.render import LabelConsole, render_event
 
 ENGLISH = ["mean s", "last review", "no memory yet", "no problems found", ": valid"]
-ENGLISH += ["Use the recurring corrections", "hit rate per user", "lacking evidence"]
+ENGLISH += ["Use the recurring corrections", "hit rate per user", "lacking evidence", ", score "]
 CHINESE = ["版本", "成功率", "平均秒数", "所属", "上次审阅", "还没有记忆", "已检查"]
-CHINESE += ["没有发现问题", "：有效", "用反复出现的纠正"]
+CHINESE += ["没有发现问题", "：有效", "用反复出现的纠正", "，得分 "]
 
 
 def project_with_a_run(cli: Cli, tmp_path: Path) -> tuple[Path, list[str]]:
@@ -41,6 +41,7 @@ def labels(cli: Cli, project: Path, opts: list[str], env: dict[str, str]) -> str
         cli("sop", *opts, "metrics", "note", env=env),
         cli("sop", *opts, "report", "note", env=env),
         cli("knowledge", "list", *opts, env=env),
+        cli("search", "on-call", "-e", "writer", *opts, env=env),
         cli("memory", "writer", "--user", "nobody", *opts, env=env),
         cli("doctor", *opts, env=env),
         cli("validate", str(project), *opts, env=env),

@@ -281,7 +281,8 @@ def search(
                 row = {"doc": hit.doc_id, "source": hit.source, "score": round(hit.score, 4)}
                 console.print(json.dumps({**row, "snippet": hit.snippet}, ensure_ascii=False))
         else:
-            console.print(render_hits(kb, found, budget=10_000), markup=False, highlight=False)
+            hits = render_hits(kb, found, budget=10_000, language=labels_language(console))
+            console.print(hits, markup=False, highlight=False)
         return 0 if found.hits else 1
 
     raise typer.Exit(_admin_job(data_dir, project, job, writes="search"))

@@ -32,6 +32,10 @@ SHARED = Phrase(
     zh="在有其他人的房间里共享：{sections}（用 --share 修改）",
 )
 NOTHING = Phrase(en="nothing", zh="无")
+NOW_SHARED = Phrase(
+    en="{user}'s memory at {employee}: rooms with other people now see {sections}",
+    zh="{employee} 对 {user} 的记忆：有其他人的房间现在能看到 {sections}",
+)
 
 
 async def consolidate(settings: Settings, session: str, force: bool, console: Console) -> int:
@@ -130,8 +134,7 @@ async def set_shared(
     command = "memory --share"
     async with await Staffroom.admin(settings=settings, writes=True, command=command) as admin:
         chosen = admin.memory.share(admin.employee(employee), user, [s for s in wanted if s])
-    console.print(
-        f"{user}'s memory at {employee}: rooms with other people now see "
-        f"{', '.join(sorted(chosen)) or 'nothing'}"
-    )
+    lang = labels_language(console)
+    sections = ", ".join(sorted(chosen)) or NOTHING(lang)
+    console.print(escape(NOW_SHARED(lang, user=user, employee=employee, sections=sections)))
     return 0
