@@ -26,7 +26,7 @@ from framework.knowledge.extractors import model_extractor, rules_extractor
 from framework.knowledge.gate import Extractor
 from framework.knowledge.search import collections_for, sync
 from framework.models.simulator import SimulatedChatModel
-from framework.phrases import Phrase
+from framework.phrases import Language, Phrase
 from framework.runtime.deps import RoomDeps
 from framework.runtime.extensions import Extensions
 from framework.runtime.hooks import HookCall, HookPoint
@@ -162,23 +162,40 @@ def extractor_for(deps: RoomDeps) -> Extractor:
     )
 
 
-def render_hits(kb: KnowledgeBase, found: SearchResult, budget: int = SEARCH_BUDGET) -> str:
-    """Hits as the model (and the CLI) sees them: source path, collection, snippet; or why
-    there are none. Past ``budget`` characters the remaining hits are counted, not shown."""
+NO_KNOWLEDGE = Phrase(en="No knowledge found: {why}", zh="没有找到相关知识：{why}")
+HIT = Phrase(
+    en="[{n}] {source} ({collection}, score {score})",
+    zh="[{n}] {source}（{collection}，得分 {score}）",
+)
+LEFT_OUT = Phrase(
+    en="... {n} more result(s) left out (budget)", zh="……还有 {n} 条结果未列出（超出预算）"
+)
+TOO_COMMON = Phrase(en="(too common to rank by: {words})", zh="（太常见，不参与排序：{words}）")
+
+
+def render_hits(
+    kb: KnowledgeBase, found: SearchResult, budget: int = SEARCH_BUDGET, language: Language = "en"
+) -> str:
+    """Hits as the model (and the CLI, labelled in ``language``) sees them: source path,
+    collection, snippet; or why there are none. Past ``budget`` characters the remaining hits
+    are counted, not shown."""
     if not found.hits:
-        return f"No knowledge found: {found.no_match_reason}"
+        return NO_KNOWLEDGE(language, why=found.no_match_reason)
     lines: list[str] = []
     used = 0
     for n, hit in enumerate(found.hits, start=1):
         source = _relative(kb, hit.source)
-        block = f"[{n}] {source} ({hit.collection}, score {hit.score:.2f})\n{hit.snippet}"
+        head = HIT(
+            language, n=n, source=source, collection=hit.collection, score=f"{hit.score:.2f}"
+        )
+        block = f"{head}\n{hit.snippet}"
         if used + len(block) > budget and lines:
-            lines.append(f"... {len(found.hits) - n + 1} more result(s) left out (budget)")
+            lines.append(LEFT_OUT(language, n=len(found.hits) - n + 1))
             break
         lines.append(block)
         used += len(block)
     if found.ignored:
-        lines.append(f"(too common to rank by: {', '.join(found.ignored)})")
+        lines.append(TOO_COMMON(language, words=", ".join(found.ignored)))
     return "\n".join(lines)
 
 

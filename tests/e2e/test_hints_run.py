@@ -122,8 +122,13 @@ def test_init_hints_run_and_validate_never_reads_the_data_folder(
     made = cli("init", str(target), cwd=elsewhere)
     assert made.code == 0, made.err
     run, validate = hints(made)
+    # Step 1 works on the room's first message: the hint gives one, quoted as a shell reads it.
+    message = shlex.split(run)[shlex.split(run).index("--message") + 1]
+    assert '--message "Topic: ' in run and message.startswith("Topic: ")
     ran = run_hint(cli, run, elsewhere)
     assert ran.code == 0 and "ended: sop_complete" in ran.out, ran.out + ran.err
+    first, step_1 = ran.out.index(f"author (human): {message}"), ran.out.index("step 1:")
+    assert first < step_1, ran.out
     data = target / ".staffroom"
     added = cli(
         "knowledge", "add", "escalation", "Page on-call for HTTP 5xx.", "-e", "writer",
@@ -134,6 +139,17 @@ def test_init_hints_run_and_validate_never_reads_the_data_folder(
     checked = run_hint(cli, validate, elsewhere)
     assert checked.code == 0, checked.out
     assert ".staffroom" not in checked.out
+
+
+def test_a_chinese_projects_run_hint_runs_as_printed(
+    cli: Cli, tmp_path: Path, elsewhere: Path
+) -> None:
+    made = cli("init", str(tmp_path / "团队"), "--language", "zh", cwd=elsewhere)
+    assert made.code == 0 and "运行：staffroom run note" in made.out, made.out + made.err
+    run, _ = hints(made)
+    ran = run_hint(cli, run, elsewhere)
+    assert ran.code == 0 and "结束：sop_complete" in ran.out, ran.out + ran.err
+    assert "author （真人）: 主题：" in ran.out
 
 
 def test_sop_hint_carries_the_groups_options(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import re
 
+import pytest
+from rich.cells import cell_len
 from rich.console import Console
 
 from framework.phrases import Language
 from framework.sessions.events import EventKind, make_event
-from framework.surfaces.cli.render import LabelConsole, render_event
+from framework.surfaces.cli.render import BESIDE_TRIAL, LabelConsole, render_event
 
 
 def test_long_sop_lines_wrap_inside_the_panel() -> None:
@@ -40,3 +43,25 @@ def test_the_panel_says_which_version_the_room_runs_and_whether_it_is_on_trial()
     assert "Escalation · esc@1 (the best; esc@2 on trial elsewhere)" in title("esc@1", False)
     assert "esc@2（试用中，对照 esc@1）" in title("esc@2", True, "zh")  # labels: the project's
     assert "Escalation · other@3 ─" in title("other@3", False)  # no trial of its SOP
+
+
+@pytest.mark.parametrize("labels", ["en", "zh"])
+@pytest.mark.parametrize("room_title", ["A short note, drafted and reviewed", "Note " * 30])
+def test_a_long_trial_label_is_never_cut_at_80_columns(labels: Language, room_title: str) -> None:
+    trials = {"note": {"arm": "best", "trial": "note@2", "best": "note@1", "share": 0.5}}
+    content = {"title": room_title, "announcement": "Goal: a note.", "sop_trials": trials}
+    meta = {"entry": True, "sop": "note@1", "sop_trial": False}
+    event = make_event("room:x", EventKind.PLAN, "system", content, meta=meta)
+    out = io.StringIO()
+    render_event(LabelConsole(file=out, width=80, soft_wrap=True, language=labels), event)
+    lines = out.getvalue().splitlines()
+    assert all(cell_len(line) <= 80 for line in lines), out.getvalue()
+    label = BESIDE_TRIAL(labels, sop="note@1", trial="note@2")
+    # Whole: on the border, or as the panel's first line when the border has no room for it.
+    assert label in lines[0] or label in lines[1], out.getvalue()
+    # The title ends with a space before the border, as rich draws a title it did not cut.
+    assert re.fullmatch(r"╭─+ .+ ─+╮", lines[0]), lines[0]
+    if room_title.startswith("A short"):
+        assert room_title in lines[0]
+    else:  # too long even alone: cut with a mark, never mid-border
+        assert "…" in lines[0]

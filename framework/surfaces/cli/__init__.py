@@ -18,7 +18,6 @@ from framework.phrases import known_language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
-from framework.specs.project_file import project_language
 from framework.surfaces.cli import doctor as doctor_cmds
 from framework.surfaces.cli import init as init_cmds
 from framework.surfaces.cli import knowledge as knowledge_cmds
@@ -28,7 +27,7 @@ from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli import validate as validate_cmds
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
-from framework.surfaces.cli.options import settings_for
+from framework.surfaces.cli.options import label_language, settings_for
 from framework.surfaces.cli.render import LabelConsole
 
 app = typer.Typer(
@@ -79,7 +78,7 @@ def _commands() -> Commands:
 
 def _labelled(settings: Settings) -> Settings:
     """``settings``, with the console's labels set to the language they name."""
-    console.language = project_language(settings.project_dir, settings.language) or "en"
+    console.language = label_language(settings)
     return settings
 
 
@@ -261,7 +260,8 @@ def validate(
     """Check scenario, employee and SOP files and knowledge.yaml; print every problem with
     file:line and a fix (scenarios are checked against the SOP store too)."""
     settings, out = settings_for(data_dir, project), _console(data_dir, project)
-    # Not labelled: a broken staffroom.yaml is one of the problems validate reports.
+    # Labelled leniently: a broken staffroom.yaml is one of the problems validate reports.
+    console.language = label_language(settings, lenient=True)
     raise typer.Exit(validate_cmds.validate(paths or [settings.project_dir], settings, out))
 
 

@@ -8,6 +8,8 @@ writes every file in Chinese.
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 import yaml
@@ -15,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from framework.errors import InputError
-from framework.phrases import Language
+from framework.phrases import Language, Phrase, language_or_default
 from framework.specs.model_spec import ModelSpec
 from framework.specs.project_file import PROJECT_FILE
 
@@ -149,6 +151,15 @@ _PROJECT = """# Project settings. language: the CLI's and the viewer's labels (e
 language: {language}
 """
 
+RUN_IT = Phrase(en="run it:   {command}", zh="运行：{command}")
+CHECK_IT = Phrase(en="check it: {command}", zh="检查：{command}")
+FIRST_MESSAGE = Phrase(
+    en="Topic: why our on-call rotation moves to weekly shifts",
+    zh="主题：值班为什么改成每周轮换",
+)
+"""The room's first message in the run hint: step 1 (the writer's draft) works on it. Written
+in the project's language; no quote, ``$`` or backslash, so it stands in double quotes."""
+
 _TEXTS: dict[Language, tuple[dict[str, str], str, str, str]] = {
     "en": (_CARDS, _SCENARIO, _SOP, _SCRIPT),
     "zh": (_CARDS_ZH, _SCENARIO_ZH, _SOP_ZH, _SCRIPT_ZH),
@@ -226,10 +237,15 @@ def init_project(target: Path, spec: ModelSpec, console: Console, language: Lang
     written = scaffold(target, spec, language=language)
     for path in written:
         console.print(f"[green]+[/] {escape(str(path))}")
-    data = target / ".staffroom"
+    # Labels as the new project will have them, unless $STAFFROOM_LANGUAGE says otherwise.
+    labels = language_or_default(os.environ.get("STAFFROOM_LANGUAGE"), language)
+    folders = ["--project", str(target), "--data-dir", str(target / ".staffroom")]
+    script = ["--script", str(target / "scenarios" / "note.script.txt")]
+    message = f'--message "{FIRST_MESSAGE(language)}"'
+    run = f"{shlex.join(['staffroom', 'run', 'note', *folders])} {message} {shlex.join(script)}"
+    console.print()
+    console.print(escape(RUN_IT(labels, command=run)), highlight=False)
     console.print(
-        f"\nrun it:  staffroom run note --project {target} --data-dir {data} "
-        f"--script {target / 'scenarios' / 'note.script.txt'}\n"
-        f"check it: staffroom validate {target}"
+        escape(CHECK_IT(labels, command=shlex.join(["staffroom", "validate", str(target)])))
     )
     return 0

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -30,13 +29,19 @@ from framework.phrases import Phrase
 from framework.runtime.knowledge_hooks import render_hits
 from framework.settings import Settings
 from framework.staffroom import Staffroom
-from framework.surfaces.cli.hints import cli_language
-from framework.surfaces.cli.options import settings_for
+from framework.surfaces.cli.options import label_language, settings_for
+from framework.surfaces.cli.render import LabelConsole, labels_language
 
 # Piped output gets a wide console so tables keep whole names (terminals use their width).
-console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+# Its labels follow the command's settings (see _admin_job).
+console = LabelConsole(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 NO_TOPICS = Phrase(en="no topic files yet", zh="还没有主题文件")
+TOPIC_COLUMNS = Phrase(
+    en="owner|category|topic|entries|superseded|last review|file",
+    zh="所属|类别|主题|条目|已取代|上次审阅|文件",
+)
+"""Column headings of ``knowledge list``, ``|``-separated."""
 PARTITIONS = ("shared", "isolated")
 app = typer.Typer(help="Topic files: list, show, stale, review.", no_args_is_help=True)
 
@@ -61,6 +66,7 @@ def _admin_job(
     """Run ``job`` on the data folder's knowledge layers; ``writes``: the command's name, and
     a read-only folder is refused before anything opens."""
     settings = settings_for(data_dir, project, None)
+    console.language = label_language(settings)
 
     async def main() -> int:
         admin = await Staffroom.admin(settings=settings, writes=bool(writes), command=writes)
@@ -96,7 +102,7 @@ def list_(
     whose): owner, category, slug, entries, last review."""
 
     async def job(kb: KnowledgeBase) -> int:
-        table = Table("owner", "category", "topic", "entries", "superseded", "last review", "file")
+        table = Table(*TOPIC_COLUMNS(labels_language(console)).split("|"))
         for owner, store in _owners(kb, employee, library):
             for t in store.list():
                 where = str(t.path.relative_to(kb.data_dir))
@@ -104,7 +110,7 @@ def list_(
                     owner, t.category, t.slug, str(len(t.entries)), str(len(t.superseded)),
                     str(t.last_review), where,
                 )  # fmt: skip
-        console.print(table if table.row_count else NO_TOPICS(cli_language()))
+        console.print(table if table.row_count else NO_TOPICS(labels_language(console)))
         return 0
 
     raise typer.Exit(_admin_job(data_dir, project, job))
@@ -275,7 +281,8 @@ def search(
                 row = {"doc": hit.doc_id, "source": hit.source, "score": round(hit.score, 4)}
                 console.print(json.dumps({**row, "snippet": hit.snippet}, ensure_ascii=False))
         else:
-            console.print(render_hits(kb, found, budget=10_000), markup=False, highlight=False)
+            hits = render_hits(kb, found, budget=10_000, language=labels_language(console))
+            console.print(hits, markup=False, highlight=False)
         return 0 if found.hits else 1
 
     raise typer.Exit(_admin_job(data_dir, project, job, writes="search"))

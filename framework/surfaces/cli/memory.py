@@ -5,8 +5,37 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from framework.phrases import Phrase
 from framework.settings import Settings
 from framework.staffroom import Staffroom
+from framework.surfaces.cli.render import labels_language
+
+NO_MEMORY = Phrase(en="no memory yet: {path}", zh="还没有记忆：{path}")
+SIZE = Phrase(en="{used}/{cap} characters", zh="{used}/{cap} 个字符")
+WARNING = Phrase(en="warning: {warning}", zh="警告：{warning}")
+WRITES_REFUSED = Phrase(en="writes refused:", zh="拒绝写入：")
+NO_RECORD = Phrase(
+    en="no record (written by hand, or before records were kept)",
+    zh="没有记录（手写的，或在开始记录之前写的）",
+)
+RECORD = Phrase(
+    en="from {source}, added {added}, last confirmed {confirmed}",
+    zh="来自 {source}，{added} 添加，{confirmed} 最近确认",
+)
+UNKNOWN = Phrase(en="unknown", zh="未知")
+SUPERSEDED = Phrase(
+    en="superseded {date} in {section}: {old} (by: {new})",
+    zh="{date} 在 {section} 中被取代：{old}（取代为：{new}）",
+)
+SHARED = Phrase(
+    en="shared with rooms where others are present: {sections} (change with --share)",
+    zh="在有其他人的房间里共享：{sections}（用 --share 修改）",
+)
+NOTHING = Phrase(en="nothing", zh="无")
+NOW_SHARED = Phrase(
+    en="{user}'s memory at {employee}: rooms with other people now see {sections}",
+    zh="{employee} 对 {user} 的记忆：有其他人的房间现在能看到 {sections}",
+)
 
 
 async def consolidate(settings: Settings, session: str, force: bool, console: Console) -> int:
@@ -59,38 +88,40 @@ async def show_memory(settings: Settings, employee: str, user: str, console: Con
     A MEMORY.md that cannot be read (a folder, no permission) raises
     :class:`~framework.errors.InputError`: the CLI prints it with its fix and exits 2.
     """
+    lang = labels_language(console)
     async with await Staffroom.admin(settings=settings) as admin:
         memory = admin.memory.memory(admin.employee(employee), user)
         doc = memory.read()
         if not memory.path.exists():
-            console.print(f"no memory yet: {memory.path}")
+            console.print(escape(NO_MEMORY(lang, path=memory.path)))
             return 0
-        size = f"{len(memory.render(doc))}/{memory.cap} characters"
-        console.print(f"[bold]{memory.path}[/] ({size})")
+        size = SIZE(lang, used=len(memory.render(doc)), cap=memory.cap)
+        console.print(f"[bold]{escape(str(memory.path))}[/] ({size})")
         console.print(memory.render(doc), markup=False, highlight=False)
         for warning in doc.warnings:
-            console.print(f"[yellow]warning: {escape(warning)}[/]")
+            console.print(f"[yellow]{escape(WARNING(lang, warning=warning))}[/]")
         if doc.write_refusal is not None:  # shown above as read; say why it stays unwritten
             refusal = escape(doc.write_refusal.render())
-            console.print(f"[bold yellow]writes refused:[/] {refusal}", highlight=False)
+            console.print(f"[bold yellow]{WRITES_REFUSED(lang)}[/] {refusal}", highlight=False)
         records, superseded = memory.facts.load()
         shared = sorted(admin.memory.shared_sections(employee, user))
     for entries in doc.sections.values():
         for entry in entries:
             record = records.get(entry)
             if record is None:
-                said = "no record (written by hand, or before records were kept)"
+                said = NO_RECORD(lang)
             else:
-                said = f"from {record.get('source') or 'unknown'}, added {record.get('added')}"
-                said += f", last confirmed {record.get('confirmed')}"
+                said = RECORD(
+                    lang,
+                    source=record.get("source") or UNKNOWN(lang),
+                    added=record.get("added"),
+                    confirmed=record.get("confirmed"),
+                )
             console.print(f"  · {escape(entry)}: [dim]{escape(said)}[/]", highlight=False)
     for old in superseded:
-        line = f"  superseded {old.date} in {old.section}: {old.old} (by: {old.new})"
-        console.print(escape(line), style="dim", highlight=False)
-    console.print(
-        f"shared with rooms where others are present: {', '.join(shared) or 'nothing'} "
-        f"(change with --share)"
-    )
+        line = SUPERSEDED(lang, date=old.date, section=old.section, old=old.old, new=old.new)
+        console.print(escape(f"  {line}"), style="dim", highlight=False)
+    console.print(escape(SHARED(lang, sections=", ".join(shared) or NOTHING(lang))))
     return 0
 
 
@@ -103,8 +134,7 @@ async def set_shared(
     command = "memory --share"
     async with await Staffroom.admin(settings=settings, writes=True, command=command) as admin:
         chosen = admin.memory.share(admin.employee(employee), user, [s for s in wanted if s])
-    console.print(
-        f"{user}'s memory at {employee}: rooms with other people now see "
-        f"{', '.join(sorted(chosen)) or 'nothing'}"
-    )
+    lang = labels_language(console)
+    sections = ", ".join(sorted(chosen)) or NOTHING(lang)
+    console.print(escape(NOW_SHARED(lang, user=user, employee=employee, sections=sections)))
     return 0

@@ -14,9 +14,11 @@ from pathlib import Path
 
 from framework.errors import InputError, ModelError
 from framework.models.factory import build_model, close_model
+from framework.phrases import Language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry, parse_model_option
+from framework.specs.project_file import project_language
 
 MODEL_ENV = "STAFFROOM_MODEL"
 MODEL_FORMS = (
@@ -54,6 +56,19 @@ def settings_for(
     if uses_model and settings.model_override is not None:
         check_model(settings, settings.model_override, "--model" if model else MODEL_ENV)
     return settings
+
+
+def label_language(settings: Settings, *, lenient: bool = False) -> Language:
+    """The language of a command's own labels: ``$STAFFROOM_LANGUAGE`` (``settings.language``),
+    else ``language:`` in the project's ``staffroom.yaml``, else English. A broken
+    ``staffroom.yaml`` is an :class:`InputError`, unless ``lenient`` (``validate``, which
+    reports it as one of its problems): then English."""
+    try:
+        return project_language(settings.project_dir, settings.language) or "en"
+    except InputError:
+        if not lenient:
+            raise
+        return settings.language or "en"
 
 
 def check_model(settings: Settings, spec: ModelSpec, where: str) -> None:

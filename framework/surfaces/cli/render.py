@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
@@ -44,12 +45,20 @@ REVIEW = Phrase(en="review: {how}", zh="审阅：{how}")
 WHY = Phrase(en="why: {why}", zh="原因：{why}")
 SUCCESS = Phrase(en="success", zh="成功")
 NOT_SUCCESS = Phrase(en="not a success", zh="未成功")
-OUTCOME = Phrase(en="◆ outcome of {sop}: {verdict}{score}", zh="◆ {sop} 的结果：{verdict}{score}")
-SCORE = Phrase(en=", score {score}", zh="，评分 {score}")
-OUTCOME_COUNTS = Phrase(
-    en="(corrections {corrections}, off-SOP turns {off}, human interventions {human})",
-    zh="（纠正 {corrections} 次，偏离 SOP 的发言 {off} 次，人工介入 {human} 次）",
+OUTCOME = Phrase(en="◆ outcome of {sop}: {result}", zh="◆ {sop} 的结果：{result}")
+SCORE = Phrase(en="score {score}", zh="评分 {score}")
+LATE_OUTCOME = Phrase(
+    en="◆ outcome of {sop} after late feedback: {result}",
+    zh="◆ 补充反馈后 {sop} 的结果：{result}",
 )
+OUTCOME_COUNTS = Phrase(en=" ({counts})", zh="（{counts}）")
+COUNT_SEPARATOR = Phrase(en=", ", zh="，")
+_COUNTS = {
+    "corrections": Phrase(en="corrections {n}", zh="纠正 {n} 次"),
+    "off_sop_turns": Phrase(en="off-SOP turns {n}", zh="偏离 SOP 的发言 {n} 次"),
+    "human_interventions": Phrase(en="human interventions {n}", zh="人工介入 {n} 次"),
+}
+"""The counts an outcome may hold (late feedback holds only its corrections)."""
 ASKED_AGAIN = Phrase(
     en="◆ the runs ask for {ref} again ({status})", zh="◆ 这些运行再次要求 {ref}（{status}）"
 )
@@ -253,12 +262,20 @@ def _sop_label(event: Event, c: dict[str, Any], language: Language) -> str:
 
 
 def _render_entry(console: Console, event: Event, c: dict[str, Any], lang: Language) -> None:
-    """The announcement panel a room opens with, titled with the SOP version it runs."""
-    label = _sop_label(event, c, lang)
-    title = f"{escape(_name(c.get('title', '')))} · {escape(_name(label))}"
+    """The announcement panel a room opens with, titled with the SOP version it runs.
+
+    A title is never cut by the border: when the room's title and its version do not fit
+    on it together, the version is the panel's first line (wrapped there, whole)."""
+    label, title = _name(_sop_label(event, c, lang)), _name(c.get("title", ""))
     text = _clip(c.get("announcement", ""), event.session, language=lang)
+    room = console.width - 6  # rich keeps a title whole up to the width less corners and gaps
+    if cell_len(f"{title} · {label}") <= room:
+        title = f"{title} · {label}"
+    else:
+        text = f"[bold]{escape(label)}[/]\n{text}"
+        title = title if cell_len(title) <= room else set_cell_size(title, room - 1) + "…"
     console.print(
-        Panel(text, title=title, border_style="cyan"),
+        Panel(text, title=escape(title), border_style="cyan"),
         soft_wrap=False,  # a panel has a width: its lines wrap inside it instead of being cut
     )
 
@@ -316,20 +333,29 @@ def _render_outcome(console: Console, o: Any, session: str, lang: Language) -> N
     if o.get("counted") is False:
         console.print(f"[yellow]◆ {_clip(o.get('notice', ''), session, language=lang)}[/]")
         return
-    verdict = SUCCESS(lang) if o.get("success") else NOT_SUCCESS(lang)
-    score = SCORE(lang, score=f"{o['score']:.2f}") if isinstance(o.get("score"), float) else ""
-    head = OUTCOME(lang, sop=escape(_name(o.get("sop"))), verdict=verdict, score=score)
-    counts = OUTCOME_COUNTS(
-        lang,
-        corrections=_n(o.get("corrections")),
-        off=_n(o.get("off_sop_turns")),
-        human=_n(o.get("human_interventions")),
+    # Only what the event holds: late feedback has no turn counts, and its score may be
+    # unknown (a correction without one); nothing is shown as "None".
+    success, score = o.get("success"), o.get("score")
+    result = [SUCCESS(lang) if success else NOT_SUCCESS(lang)] if _known(success, bool) else []
+    result += [SCORE(lang, score=f"{score:.2f}")] if _known(score, float) else []
+    head = (LATE_OUTCOME if o.get("late") else OUTCOME)(
+        lang, sop=escape(_name(o.get("sop"))), result=COUNT_SEPARATOR(lang).join(result)
     )
-    console.print(f"[bold blue]{head}[/] {counts}")
+    counts = [
+        label(lang, n=_n(o[key])) for key, label in _COUNTS.items() if _known(o.get(key), int)
+    ]
+    shown = OUTCOME_COUNTS(lang, counts=COUNT_SEPARATOR(lang).join(counts)) if counts else ""
+    console.print(f"[bold blue]{head}[/]{shown}")
     # Outcomes recorded before failures existed have no such key.
     failures = o.get("failures")
     for failure in failures[:SHOWN_ITEMS] if isinstance(failures, list) else []:
         console.print(f"  [red]✗ {_clip(failure, session, language=lang)}[/]")
+
+
+def _known(value: object, kind: type) -> bool:
+    """Whether ``value`` is a ``kind`` (``float`` takes an int too; a bool is neither)."""
+    kinds = (int, float) if kind is float else (kind,)
+    return isinstance(value, kinds) and (kind is bool or not isinstance(value, bool))
 
 
 def _render_revision(console: Console, revision: Any, session: str, lang: Language) -> None:

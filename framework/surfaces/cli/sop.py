@@ -4,37 +4,35 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import os
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from framework.errors import InputError, StorageError, UnknownNameError
-from framework.phrases import language_or_default
+from framework.errors import InputError, StorageError
 from framework.settings import Settings
 from framework.sop.edits import diff_steps
-from framework.sop.library_io import ImportReport, export_library, import_library
+from framework.sop.library_io import export_library, import_library
 from framework.sop.model import Status
 from framework.sop.ref import SopRef
 from framework.sop.service import SopService, ensure_known
 from framework.sop.trials import ALREADY, ScenarioTrials, TrialPolicy
 from framework.specs.catalog import Catalog
-from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
+from framework.surfaces.cli import sop_tables
+from framework.surfaces.cli.options import label_language
+from framework.surfaces.cli.render import LabelConsole, labels_language
 
 app = typer.Typer(
     help="Versioned SOPs: list, show, diff, review, explain, measure.", no_args_is_help=True
 )
 # Piped output gets a wide console so tables keep whole ids (terminals use their width).
-console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+# Its labels follow the command's settings (see _settings).
+console = LabelConsole(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 
 def _run(
@@ -61,8 +59,11 @@ def _run(
 
 
 def _settings(ctx: typer.Context) -> Settings:
+    """The command's settings; the console's labels set to the language they name."""
     obj = ctx.obj or {}
-    return Settings.from_env(data_dir=obj.get("data_dir"), project_dir=obj.get("project"))
+    settings = Settings.from_env(data_dir=obj.get("data_dir"), project_dir=obj.get("project"))
+    console.language = label_language(settings)
+    return settings
 
 
 async def _ref(service: SopService, text: str, *, required: bool) -> SopRef:
@@ -99,23 +100,7 @@ def list_(ctx: typer.Context) -> None:
     """Every SOP with its versions, status and run counts."""
 
     async def job(service: SopService) -> None:
-        table = Table("sop", "version", "status", "scope", "runs", "success", "corrections", "why")
-        for sop_id in await service.store.sop_ids():
-            for v in await service.store.versions(sop_id):
-                m = await service.store.metrics(v.ref)
-                why = v.change_log[-1].why if v.change_log else ""
-                rate = f"{m.successes / m.runs:.0%}" if m.runs else "-"
-                table.add_row(
-                    sop_id,
-                    str(v.version),
-                    str(v.status),
-                    v.scope,
-                    str(m.runs),
-                    rate,
-                    str(m.corrections),
-                    escape(why),
-                )
-        console.print(table)
+        await sop_tables.list_versions(service, console)
 
     _run(_settings(ctx), job)
 
@@ -127,21 +112,7 @@ def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="ID or ID@V
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=False)
         v = await service.store.get(chosen.sop_id, chosen.version)
-        console.print(f"[bold]{v.ref}[/] · {v.status} · {escape(v.scope)}")
-        console.print(escape(render_steps(v.ref, v.goal, v.steps)))
-        for entry in v.change_log:
-            source = f" (from {entry.source})" if entry.source else ""
-            console.print(
-                f"  v{entry.version}: {escape(entry.why)} — {entry.by or '?'}{escape(source)}"
-            )
-        for approval in v.approvals:
-            console.print(f"  approved by {escape(approval.reviewer)} at {approval.at}")
-        reviewers = await service.store.reviewers(v.sop_id, v.version)
-        waiting = [r for r in reviewers if r not in {a.reviewer for a in v.approvals}]
-        if reviewers:
-            console.print(f"  reviewers: {escape(', '.join(reviewers))}")
-        if waiting and v.status == "draft":
-            console.print(f"  awaiting approval from: {escape(', '.join(waiting))}")
+        await sop_tables.show_version(service, v, console)
 
     _run(_settings(ctx), job)
 
@@ -170,13 +141,10 @@ def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option(
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
         v = await service.store.approve(chosen.sop_id, chosen.version or 0, reviewer)
-        approved = [a.reviewer for a in v.approvals]
-        console.print(f"{v.ref}: approved by {escape(', '.join(approved))}")
-        waiting = [
-            r for r in await service.store.reviewers(v.sop_id, v.version) if r not in approved
-        ]
-        if waiting and v.status == "draft":
-            console.print(f"  awaiting approval from: {escape(', '.join(waiting))}")
+        approved = ", ".join(a.reviewer for a in v.approvals)
+        said = sop_tables.APPROVED_BY(labels_language(console), ref=v.ref, reviewers=approved)
+        console.print(escape(said))
+        await sop_tables.print_waiting(service, v, console)
 
     _run(_settings(ctx), job, writes=True, command="sop approve")
 
@@ -203,7 +171,7 @@ def publish(
         v = await service.publish(
             chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
         )
-        language = language_or_default(os.environ.get("STAFFROOM_LANGUAGE"))
+        language = labels_language(console)
         if before.status is Status.PUBLISHED:
             console.print(escape(ALREADY(language, ref=v.ref)))
             return
@@ -274,36 +242,7 @@ def metrics(ctx: typer.Context, sop_id: str) -> None:
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
-        table = Table(
-            "version",
-            "status",
-            "referenced",
-            "runs",
-            "success",
-            "corrections",
-            "mean s",
-            "replaced",
-            "lacking evidence",
-            "hit rate per user",
-        )
-        for v in await service.store.versions(sop_id):
-            m = await service.store.metrics(v.ref)
-            hits = ", ".join(f"{u} {r:.0%}" for u, r in sorted(m.hit_rate_by_user.items()))
-            # Runs with missing products, empty replies or unrecovered model errors.
-            lacking = sum(1 for o in await service.store.outcomes(v.ref) if o.failures)
-            table.add_row(
-                str(v.version),
-                str(v.status),
-                str(m.references),
-                str(m.runs),
-                f"{m.successes}/{m.runs}",
-                str(m.corrections),
-                f"{m.mean_duration_s:.1f}",
-                str(m.replaced),
-                f"{lacking}/{m.runs}",
-                escape(hits) or "-",
-            )
-        console.print(table)
+        await sop_tables.metrics_table(service, sop_id, console)
 
     _run(_settings(ctx), job)
 
@@ -315,37 +254,7 @@ def report(ctx: typer.Context, sop_id: str) -> None:
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
-        versions = await service.store.versions(sop_id)
-        console.print(f"[bold]{sop_id}[/]: {len(versions)} version(s)")
-        for v in versions:
-            m = await service.store.metrics(v.ref)
-            per_run = m.corrections / m.runs if m.runs else 0.0
-            console.print(
-                f"  {v.ref} [{v.status}] runs {m.runs}, corrections/run {per_run:.2f}, "
-                f"replaced {m.replaced}x"
-            )
-            kinds: dict[str, int] = {}
-            failures: dict[str, int] = {}
-            for outcome in await service.store.outcomes(v.ref):
-                for c in outcome.corrections:
-                    kinds[f"{c.kind}: {c.detail}"] = kinds.get(f"{c.kind}: {c.detail}", 0) + 1
-                for failure in outcome.failures:
-                    failures[failure] = failures.get(failure, 0) + 1
-            for text, count in sorted(kinds.items(), key=lambda kv: -kv[1])[:5]:
-                console.print(f"    {count}x {escape(text)}")
-            for text, count in sorted(failures.items(), key=lambda kv: -kv[1])[:5]:
-                console.print(f"    {count}x no evidence: {escape(text)}")
-            users = ", ".join(f"{u} {r:.0%}" for u, r in sorted(m.hit_rate_by_user.items()))
-            if users:
-                console.print(f"    hit rate per user: {escape(users)}")
-        # Opposing requests and held removals are for reviewers to settle, not the rules.
-        with suppress(UnknownNameError):  # no published version: nothing to read them against
-            for line in await service.conflicts(sop_id):
-                console.print(f"  [yellow]{escape(line)}[/]")
-        console.print(
-            "Use the recurring corrections to improve the role prompts, tools or the "
-            "scenario template."
-        )
+        await sop_tables.report(service, sop_id, console)
 
     _run(_settings(ctx), job)
 
@@ -364,26 +273,9 @@ def import_(ctx: typer.Context, folder: Annotated[Path | None, typer.Argument()]
         )
 
     async def job(service: SopService) -> None:
-        report = await import_library(service.store, source)
-        _print_import(source, report)
+        sop_tables.print_import(source, await import_library(service.store, source), console)
 
     _run(settings, job, writes=True, command="sop import")
-
-
-def _print_import(source: Path, report: ImportReport) -> None:
-    """One line per kind of change, naming the versions (none at all is said, too)."""
-    total = len(report.added) + len(report.updated) + len(report.skipped)
-    if not total:
-        console.print(f"no SOP cards (*.md) under {escape(str(source))}: nothing imported")
-        return
-    console.print(f"imported {escape(str(source))}: {total} card(s)")
-    for label, refs in (
-        ("added", report.added),
-        ("updated (status or approvals)", report.updated),
-        ("already stored", report.skipped),
-    ):
-        if refs:
-            console.print(f"  {label}: {escape(', '.join(refs))}")
 
 
 @app.command()

@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from framework.data_folder import DataFolder
 from framework.errors import InputError, StorageError, UnknownNameError
+from framework.phrases import Phrase
 from framework.settings import Settings
 from framework.sop.library_io import import_problems
 from framework.sop.model import SopVersion
@@ -26,6 +27,10 @@ from framework.specs.scenario import load_scenario
 from framework.specs.sop_card import load_sop_card
 from framework.specs.validation import spec_files
 from framework.staffroom import Staffroom
+from framework.surfaces.cli.render import labels_language
+
+PROBLEMS = Phrase(en="{n} problem(s)", zh="{n} 个问题")
+VALID = Phrase(en="{paths}: valid", zh="{paths}：有效")
 
 
 def validate(paths: list[Path], settings: Settings, console: Console) -> int:
@@ -67,10 +72,12 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
     shown = [e.render() for e in errors] + ([str(store.damage)] if store.damage else [])
     for problem in shown:
         console.print(f"[red]✗[/] {escape(problem)}", highlight=False)
+    language = labels_language(console)
     if shown:
-        console.print(f"[red]{len(shown)} problem(s)[/]")
+        console.print(f"[red]{PROBLEMS(language, n=len(shown))}[/]")
         return 1
-    console.print(f"[green]✓[/] {', '.join(str(p) for p in paths)}: valid")
+    valid = VALID(language, paths=", ".join(str(p) for p in paths))
+    console.print(f"[green]✓[/] {escape(valid)}")
     return 0
 
 
