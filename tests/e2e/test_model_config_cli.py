@@ -269,4 +269,7 @@ def test_a_new_project_has_the_readmes_local_model(tmp_path: Path) -> None:
         "--message", "x",
     )  # fmt: skip
     assert "unknown model" not in ran.stdout + ran.stderr
-    assert "at http://127.0.0.1:8080/v1 · window 4096 tokens · answers ≤ 256" in ran.stdout
+    assert (
+        "at http://127.0.0.1:8080/v1 · window 4096 tokens · answers ≤ 256 · instructions folded"
+        in ran.stdout
+    )

@@ -38,6 +38,19 @@ SIMULATED_NOTE = Phrase(
     zh="[black on yellow] simulated [/] 的回复来自离线模拟器：一个确定性的测试替身（不是真实模型）",
 )
 
+MODEL_LINE = Phrase(
+    en="model {label} at {where} · window {window} tokens · answers ≤ {cap} · {instructions}",
+    zh="模型 {label}，地址 {where} · 上下文 {window} 词元 · 每次回答 ≤ {cap} · {instructions}",
+)
+INSTRUCTIONS = {
+    "system": Phrase(en="instructions as a system message", zh="指令作为 system 消息"),
+    "fold": Phrase(en="instructions folded into the user message", zh="指令并入用户消息"),
+    "both": Phrase(
+        en="instructions as a system message and in the user message",
+        zh="指令既作为 system 消息也并入用户消息",
+    ),
+}
+
 
 def _names(room: Room) -> dict[str, str]:
     return room.display_names
@@ -197,12 +210,17 @@ def _show_models(console: Console, room: Room) -> None:
     if _uses_simulator(room):
         console.print(SIMULATED_NOTE(labels_language(console)))
     real = {p.label: p for p in room.model_profiles.values() if p.label != "simulated"}
+    language = labels_language(console)
     for label, profile in real.items():
-        console.print(
-            f"[dim]model {escape(label)} at {escape(profile.where)} · window "
-            f"{profile.context_window} tokens · answers ≤ {profile.max_output_tokens} · "
-            f"instructions as {profile.system_role}[/]"
+        line = MODEL_LINE(
+            language,
+            label=label,
+            where=profile.where,
+            window=profile.context_window,
+            cap=profile.max_output_tokens,
+            instructions=INSTRUCTIONS[profile.system_role](language),
         )
+        console.print(f"[dim]{escape(line)}[/]")
 
 
 async def run_dm(settings: Settings, employee: str, user: str, console: Console) -> int:
