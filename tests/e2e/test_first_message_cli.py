@@ -78,6 +78,18 @@ def test_a_bad_first_message_is_refused_before_the_room_runs(cli: Cli, tmp_path:
     assert not (data / "sessions" / "room:bad.jsonl").exists(), "no room ran"
 
 
+def test_a_bad_first_message_is_refused_in_the_projects_language(cli: Cli, tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    assert cli("init", str(project), "--language", "zh").code == 0  # staffroom.yaml: zh
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf-8")
+    run = ("run", "note", "--project", str(project), "--data-dir", str(tmp_path / "d"))
+    refused = cli(*run, "--message-file", str(empty))
+    assert refused.code == 2 and "第一条消息是空的" in refused.err, refused.err
+    english = cli(*run, "--message-file", str(empty), env={"STAFFROOM_LANGUAGE": "en"})
+    assert "the first message is empty" in english.err, english.err
+
+
 async def test_room_start_with_a_message_enters_with_it(staff: Staffroom) -> None:
     room = await staff.room("api-1", staff.catalog.scenario("tech-article"))
     events = [e async for e in room.start(TICKET)]

@@ -11,7 +11,6 @@ them inserted by :meth:`Invocation.carry` when the CLI prints it.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Callable, Sequence
@@ -21,7 +20,7 @@ from typing import Any, Protocol
 
 from rich.markup import escape
 
-from framework.phrases import Language, Phrase, language_or_default
+from framework.phrases import Language, Phrase
 from framework.surfaces.cli.render import LabelConsole
 
 CARRIED = ("--data-dir", "--project", "--model")
@@ -48,11 +47,6 @@ class Commands(Protocol):
     def params(self) -> Sequence[Any]:
         """The command's options and arguments (each with ``opts``)."""
         ...
-
-
-def cli_language() -> Language:
-    """The language of the CLI's own text: ``$STAFFROOM_LANGUAGE``, else English."""
-    return language_or_default(os.environ.get("STAFFROOM_LANGUAGE"))
 
 
 @dataclass(frozen=True)
@@ -215,6 +209,5 @@ __all__ = [
     "HintConsole",
     "Invocation",
     "accepted",
-    "cli_language",
     "command_path",
 ]

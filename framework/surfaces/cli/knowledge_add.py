@@ -18,7 +18,6 @@ from framework.knowledge.base import KnowledgeBase
 from framework.phrases import Phrase
 from framework.specs._explain import hint
 from framework.specs.catalog import Catalog
-from framework.surfaces.cli.hints import cli_language
 from framework.surfaces.cli.knowledge import (
     DataDir,
     Employee,
@@ -27,7 +26,7 @@ from framework.surfaces.cli.knowledge import (
     _store,
     console,
 )
-from framework.surfaces.cli.options import settings_for
+from framework.surfaces.cli.options import label_language, settings_for
 
 ADDED = Phrase(
     en="added to {owner}'s {topic} ({file}): {text}",
@@ -62,7 +61,7 @@ def add(
     project: Project = None,
 ) -> None:
     """Add a note to an employee's topic (or the library's); a new topic is created."""
-    language = cli_language()
+    language = label_language(settings_for(data_dir, project, None), lenient=True)
     if (employee is None) == (library is None):
         raise typer.BadParameter(f"{WHOSE(language)}: {WHOSE_FIX(language)}")
     if employee is not None:

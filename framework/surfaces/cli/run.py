@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from framework.phrases import Phrase
+from framework.phrases import Language, Phrase
 from framework.runtime.room import Room
 from framework.sessions.events import EventKind
 from framework.sessions.follow import follow_log
@@ -21,7 +21,7 @@ from framework.sop.outcomes import TURN_FAILURES
 from framework.sop.ref import SopRef
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
-from framework.surfaces.cli.hints import CONTINUE_HINT, HintConsole, Invocation, cli_language
+from framework.surfaces.cli.hints import CONTINUE_HINT, HintConsole, Invocation
 from framework.surfaces.cli.render import labels_language, render_event
 from framework.surfaces.cli.script import (
     ScriptLine,
@@ -131,12 +131,12 @@ class FirstMessage:
     text: str | None = None
     file: Path | None = None
 
-    def read(self, humans: list[str]) -> tuple[str, str] | None:
+    def read(self, humans: list[str], language: Language) -> tuple[str, str] | None:
         """``(author, text)``, or None when neither was given (:class:`ScriptError` when
-        the message is empty or its file cannot be read)."""
+        the message is empty or its file cannot be read, said in ``language``)."""
         if self.text is None and self.file is None:
             return None
-        return read_message(self.text, self.file, humans, cli_language())
+        return read_message(self.text, self.file, humans, language)
 
 
 async def run_scenario(
@@ -162,7 +162,8 @@ async def run_scenario(
         spec = staff.catalog.scenario(scenario)
         humans = list(spec.humans)
         script_lines = parse_script(script, raw_lines, humans) if script is not None else []
-        opening = (first or FirstMessage()).read(humans)  # before the room: nothing runs
+        # Read before the room opens: nothing runs on a message that cannot be read.
+        opening = (first or FirstMessage()).read(humans, labels_language(console))
         if room_id is None:  # "" is not "no room": it is refused as a room id below
             room_id = f"{spec.id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
         room = await staff.room(room_id, spec)
