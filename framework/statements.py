@@ -136,6 +136,22 @@ _STANDING = [
 ]
 
 
+_NOT_STATED = re.compile(
+    r"[?？]\s*$|[吗呢]\s*[。！]?\s*$|"
+    r"^\s*(?:has|have|had|is|are|was|were|did|does|do|could|can|should|would|will|may|shall|"
+    r"who|what|when|where|why|how|which|if|unless|whether|in case|once)\b|"
+    r"^\s*(?:如果|要是|假如|万一|是否|是不是)",
+    re.IGNORECASE,
+)
+
+
+def states(text: str) -> bool:
+    """Whether ``text`` states something: not a question ("Has the deadline moved?", "改到
+    9 月 1 日了吗？") and not a condition ("If the deadline moves, tell me"). Only a statement
+    may be kept as a fact or replace one."""
+    return not _NOT_STATED.search(text)
+
+
 def stated_facts(text: str) -> list[Fact]:
     """Facts the speaker states about themselves in ``text`` (at most one per attribute)."""
     english = is_english(text)
@@ -156,7 +172,12 @@ def stated_facts(text: str) -> list[Fact]:
             break
     if not any(f.section == "preferences" for f in found):
         found += _preferences(text)
-    found += [Fact("facts", m.group(1).strip()) for p in _STANDING for m in p.finditer(text)]
+    found += [
+        Fact("facts", m.group(1).strip())
+        for p in _STANDING
+        for m in p.finditer(text)
+        if states(m.group(1))  # "If ticket #4411 is blocked, call me." is no standing fact
+    ]
     return list({f.entry: f for f in found}.values())
 
 

@@ -46,7 +46,13 @@ SECOND_TICKET = (
     "morning. Standard plan."
 )
 # Plain replies at the waits: ordinary messages, never corrections.
-ORDINARY = ["Looks good, continue.", "The reply is fine, send it.", "Continue please."]
+# The first names a step's work ("write the reply") without asking to change the SOP: the
+# candidate rule passes it to the reader, which must not count it.
+ORDINARY = [
+    "Looks good, continue. Please write the reply before lunch.",
+    "The reply is fine, send it.",
+    "Continue please.",
+]
 DM_LINES = [
     "I prefer answers in bullet points.",
     "My name is Maria Chen.",

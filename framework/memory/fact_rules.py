@@ -26,6 +26,7 @@ import re
 import unicodedata
 
 from framework.memory.similarity import tokens
+from framework.statements import states
 
 __all__ = ["anchors", "attribute_key", "same_attribute", "same_fact", "superseded_by", "updates"]
 
@@ -123,7 +124,7 @@ _HANDOVER = re.compile(
     r"\b(?:changed|is now|are now|now the|took over|replaced|handed over)\b|换成|现在是|改由|接手",
     re.IGNORECASE,
 )
-_ID = re.compile(r"\b[A-Za-z]+-\d+\b|\b[A-Z]{2,}\d+\b")
+_ID = re.compile(r"\b[A-Za-z]+-\d+\b|\b[A-Z]{2,}\d+\b|(?<!\w)#\d+\b")
 _SAME_SUBJECT = {"address": "live", "lives": "live", "deadline": "due", "leadership": "lead"}
 """Words that name one subject in an update's usual paraphrase (lived at -> new address)."""
 _FILLER = frozenset(
@@ -156,7 +157,10 @@ def updates(old: str, new: str) -> bool:
     people_old, people_new = _people(old), _people(new)
     if people_old and people_new and not people_old & people_new and not _HANDOVER.search(new):
         return False  # someone else's fact
-    words_old, words_new = _subject_words(old), _subject_words(new)
+    # A ticket's or order's id names the subject as well as a word does ("Ticket #4411 is
+    # blocked" -> "Ticket #4411 is now resolved"): the ids were checked to agree above.
+    ids = {m.casefold() for m in _ID.findall(old)}
+    words_old, words_new = _subject_words(old) | ids, _subject_words(new) | ids
     shared = words_old & words_new
     # What the old entry says beyond the shared subject is the value the update replaces: a
     # word or two ("pending", "42 Birch Street"), not another statement ("Kofi noted that the
@@ -164,11 +168,27 @@ def updates(old: str, new: str) -> bool:
     return len(shared) >= 2 and 2 * len(shared) >= len(words_old) and len(words_old - shared) <= 2
 
 
+def related(old: str, new: str) -> bool:
+    """Whether a model may say ``new`` replaces ``old``: they give the same attribute, or
+    share a subject word with no other ticket or person in ``new`` than in ``old``. A weak
+    model copying ``replaces: 1`` onto any fact must not delete an unrelated entry."""
+    if same_attribute(old, new):
+        return True
+    if {m.casefold() for m in _ID.findall(old)} ^ {m.casefold() for m in _ID.findall(new)}:
+        return False
+    people_old, people_new = _people(old), _people(new)
+    if people_old and people_new and not people_old & people_new and not _HANDOVER.search(new):
+        return False
+    return bool(_subject_words(old) & _subject_words(new))
+
+
 def superseded_by(entries: list[str], new: str) -> list[int]:
     """Indices of the ``entries`` that ``new`` supersedes by rule, the one to replace first:
     an entry giving the same attribute, then the entries ``new`` :func:`updates`, newest
     first (so MEMORY.md shows the current value only). The one rule for every writer: the
     memory tool's add and both consolidation paths."""
+    if not states(new):
+        return []
     keyed = [i for i, old in enumerate(entries) if same_attribute(old, new)]
     return keyed + [i for i in reversed(range(len(entries))) if updates(entries[i], new)]
 

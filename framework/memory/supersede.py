@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from framework.errors import InputError, StorageError
-from framework.memory.fact_rules import superseded_by
+from framework.memory.fact_rules import related, superseded_by
 from framework.memory.memory_file import MemoryChange, MemoryFile
 from framework.phrases import Phrase
 from framework.sessions.events import Event
@@ -46,6 +46,10 @@ NO_NUMBER = Phrase(
 OTHER_PERSON = Phrase(
     en="the model said {entry!r} (about {user}) replaces entry {n}, which is about {other}",
     zh="模型说 {entry!r}（关于 {user}）取代第 {n} 条，而那条是关于 {other} 的",
+)
+UNRELATED = Phrase(
+    en="the model said {entry!r} replaces entry {n} ({old!r}), which is about something else",
+    zh="模型说 {entry!r} 取代第 {n} 条（{old!r}），但那条说的是别的事",
 )
 _MAX_CANDIDATE = 300
 """A message longer than this is tried sentence by sentence only: an entry is a short line."""
@@ -128,6 +132,8 @@ def resolve(
         why = NO_SUCH_ENTRY(language, entry=entry, n=n, count=len(shown))
     elif (old := shown[n - 1]).user != user:
         why = OTHER_PERSON(language, entry=entry, user=user, n=n, other=old.user)
+    elif not related(old.entry, entry):
+        why = UNRELATED(language, entry=entry, n=n, old=old.entry)
     else:
         return old, None
     return None, {"what": "memory", "used": ADDED_AS_NEW(language), "reason": why}

@@ -225,3 +225,60 @@ def test_the_entries_shown_fit_the_budget_and_a_number_names_only_its_persons_en
     )
     old, why = resolve("alice", "Rollout step 9 runs on Friday", 0, shown, "en")
     assert old is None and why is not None and "entries shown run 1-" in why["reason"]
+
+
+async def test_a_question_or_a_condition_never_replaces_a_fact(tmp_path: Path) -> None:
+    due = "The Q3 report is due on August 15th."
+    for n, asked in enumerate(
+        [
+            "Has the Q3 report deadline been moved to September 1st?",
+            "Could the Q3 report deadline be moved to September 1st?",
+            "If the Q3 report deadline gets pushed back to September 1st, tell me.",
+        ]
+    ):
+        memory = await consolidate_offline(tmp_path / f"en{n}", due, asked)
+        assert superseded(memory) == [] and due in memory.path.read_text(encoding="utf-8")
+    zh_due = "Q3 报告的截止日期是 8 月 15 日。"
+    for n, asked in enumerate(
+        ["Q3 报告的截止日期改到 9 月 1 日了吗？", "如果 Q3 报告的截止日期改到 9 月 1 日，告诉我。"]
+    ):
+        memory = await consolidate_offline(tmp_path / f"zh{n}", zh_due, asked)
+        assert superseded(memory) == []
+
+
+async def test_a_tickets_new_state_replaces_its_old_one_and_not_another_tickets(
+    tmp_path: Path,
+) -> None:
+    memory = await consolidate_offline(
+        tmp_path / "a", "Ticket #4411 is blocked.", "Ticket #4411 is now resolved."
+    )
+    assert superseded(memory) == [("Ticket #4411 is blocked.", "Ticket #4411 is now resolved.")]
+    other = await consolidate_offline(
+        tmp_path / "b", "Ticket #4411 is blocked.", "Ticket #4412 is now resolved."
+    )
+    assert superseded(other) == []
+    text = other.path.read_text(encoding="utf-8")
+    assert "Ticket #4411 is blocked." in text and "Ticket #4412 is now resolved." in text
+    kept = await consolidate_offline(tmp_path / "c", "If ticket #4411 is blocked, call me.")
+    assert not kept.path.exists() or "#4411" not in kept.path.read_text(encoding="utf-8")
+
+
+async def test_a_copied_entry_number_does_not_delete_an_unrelated_entry(
+    settings: Settings,
+) -> None:
+    said = ["I'm on the payments team now."] + [
+        f"Question {i} about the rollout?" for i in range(10)
+    ]
+    fact = {"user": "alice", "section": "facts", "entry": "Works on the payments team"}
+    summary = answer({**fact, "replaces": 1}, history="alice joined the payments team")
+    model = ScriptedChatModel(replies=["OK."] * len(said) + [summary])
+    seeds = [("identity", "name: Alice Wong")]
+    memory, events = await dm_consolidated_by(settings, model, seeds, said)
+    shown = memory.text()
+    assert "name: Alice Wong" in shown and "Works on the payments team" in shown
+    assert superseded(memory) == []
+    reasons = [e.content["reason"] for e in events if e.kind == EventKind.FALLBACK]
+    assert reasons == [
+        "the model said 'Works on the payments team' replaces entry 1 ('name: Alice Wong'), "
+        "which is about something else"
+    ]

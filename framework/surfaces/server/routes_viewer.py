@@ -25,6 +25,7 @@ from framework.surfaces.server.state import get_state
 VIEWER_DIR = Path(__file__).with_name("viewer")
 """The page's files, installed with the package (pyproject package-data)."""
 
+PROJECT_FIX = "run `staffroom validate` on the project and correct what it names"
 _MEDIA = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 _HEADERS = {
     "Content-Security-Policy": (
@@ -78,10 +79,12 @@ async def viewer_settings(request: Request) -> JSONResponse:
     settings = get_state(request).gateway.staff.settings
     try:
         language = project_language(settings.project_dir, settings.language)
-    except ProjectFileError as exc:  # named by its file's name: the server's paths stay private
+    except ProjectFileError as exc:
+        # Anyone may load this page: name the file and line, never the file's own values
+        # (nor the server's paths); the operator's `staffroom validate` says the rest.
         where = f"{PROJECT_FILE}:{exc.line}" if exc.line is not None else PROJECT_FILE
-        message = f"{where}: {exc.message}"
-        raise Problem(400, "bad_input", message, field=exc.field, fix=exc.fix) from None
+        message = f"{where}: the project file is not valid"
+        raise Problem(400, "bad_input", message, fix=PROJECT_FIX) from None
     return JSONResponse({"language": language}, headers=_HEADERS)
 
 
