@@ -300,6 +300,8 @@ class StubOpenAI:
             except ValueError:
                 answer = {"error": {"message": raw.decode(errors="replace")}}
             return Scripted(status=error.code, body=answer)
+        except (urllib.error.URLError, OSError) as error:  # down or timed out: a 502, as a proxy
+            return Scripted(status=502, body={"error": {"message": f"upstream: {error}"}})
 
     def _too_long(self, body: dict[str, Any], prompt_tokens: int) -> Scripted | None:
         if self.n_ctx is None:
