@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from english_week import Week, han_in, make_project, run_week, settings_for
+from english_week import Week, han_in, make_project, model_text, run_week, settings_for
 from stub_openai import StubOpenAI
 
 from framework import Staffroom
@@ -46,7 +46,8 @@ async def one_week(url: str, model: str, folder: Path) -> tuple[Week, int, float
         async with await Staffroom.open(settings=settings_for(project, spec)) as staff:
             week = await run_week(staff)
         requests = [r.body for r in proxy.completions]
-    han = han_in(requests)
+        said_by_model = model_text(proxy.forwarded)
+    han = han_in(requests, said_by_model)
     ok = week.rooms_ended == [True, True] and not week.junk_in_memory() and not han
     print(f"  guarantees: {'ok' if ok else 'FAILED'} (rooms ended {week.rooms_ended}, ", end="")
     print(f"junk lines {len(week.junk_in_memory())}, Han characters in prompts {len(han)})")

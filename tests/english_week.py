@@ -18,6 +18,8 @@ several weeks). :func:`run_week` only drives and measures; the callers assert.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 import shutil
 from collections.abc import AsyncIterator
@@ -32,7 +34,7 @@ from framework.specs.model_spec import ModelSpec
 from framework.surfaces.cli.init import scaffold
 
 ROOT = Path(__file__).resolve().parents[1]
-HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+HAN_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 # What a prompt example's placeholders and a timestamp-as-value look like when echoed.
 PLACEHOLDER = re.compile(r"(?im)^\s*-?\s*(key\s*:\s*text|<[a-z_ ]+>|\{[a-z_]+\})\s*$")
 TIMESTAMP_VALUE = re.compile(r"(?m):\s*\d{4}-\d{2}-\d{2}[ T]\d{2}[.:]\d{2}([.:]\d{2})?\s*$")
@@ -223,12 +225,29 @@ async def run_week(staff: Staffroom) -> Week:
     return week
 
 
-def han_in(requests: list[dict[str, Any]]) -> list[str]:
-    """Han text in the message contents of recorded chat-completion request bodies."""
+def han_in(requests: list[dict[str, Any]], said_by_model: str = "") -> list[str]:
+    """Han text in the message contents of recorded chat-completion request bodies, except
+    runs the model itself wrote (``said_by_model``: its answers, which later prompts carry as
+    the room's history; a weak model sometimes answers an English room in kanji)."""
     found = []
     for body in requests:
         for message in body.get("messages", []):
             content = message.get("content")
             text = content if isinstance(content, str) else str(content or "")
-            found += HAN.findall(text)
+            found += [run for run in HAN_RUN.findall(text) if run not in said_by_model]
     return found
+
+
+def model_text(answers: list[Any]) -> str:
+    """Everything a server's chat-completion ``answers`` said: contents and tool arguments."""
+    parts = []
+    for answer in answers:
+        for choice in (answer or {}).get("choices", []):
+            message = choice.get("message") or {}
+            content = str(message.get("content") or "")
+            parts.append(content)
+            with contextlib.suppress(ValueError):  # a JSON answer may escape what it says
+                parts.append(json.dumps(json.loads(content), ensure_ascii=False))
+            for call in message.get("tool_calls") or []:
+                parts.append(str((call.get("function") or {}).get("arguments") or ""))
+    return "\n".join(parts)

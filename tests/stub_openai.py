@@ -125,6 +125,7 @@ class StubOpenAI:
         self.default_text = default_text
         self.model = model
         self.requests: list[Recorded] = []
+        self.forwarded: list[Any] = []  # upstream's answers, as received
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -292,7 +293,10 @@ class StubOpenAI:
         )
         try:
             with urllib.request.urlopen(request, timeout=600) as response:
-                return Scripted(status=response.status, body=json.load(response))
+                answer = json.load(response)
+            with self._lock:
+                self.forwarded.append(answer)
+            return Scripted(status=200, body=answer)
         except urllib.error.HTTPError as error:
             raw = error.read()
             try:
