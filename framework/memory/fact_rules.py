@@ -152,14 +152,13 @@ def updates(old: str, new: str) -> bool:
     docstring); False whenever in doubt, so two different facts are never merged."""
     if not _MARKER.search(new) or _MARKER.search(old):
         return False
-    if {m.casefold() for m in _ID.findall(old)} - {m.casefold() for m in _ID.findall(new)}:
+    ids = _ids(old)
+    if ids - _ids(new):
         return False  # another ticket, order or incident
-    people_old, people_new = _people(old), _people(new)
-    if people_old and people_new and not people_old & people_new and not _HANDOVER.search(new):
+    if _someone_else(old, new):
         return False  # someone else's fact
     # A ticket's or order's id names the subject as well as a word does ("Ticket #4411 is
     # blocked" -> "Ticket #4411 is now resolved"): the ids were checked to agree above.
-    ids = {m.casefold() for m in _ID.findall(old)}
     words_old, words_new = _subject_words(old) | ids, _subject_words(new) | ids
     shared = words_old & words_new
     # What the old entry says beyond the shared subject is the value the update replaces: a
@@ -174,10 +173,9 @@ def related(old: str, new: str) -> bool:
     model copying ``replaces: 1`` onto any fact must not delete an unrelated entry."""
     if same_attribute(old, new):
         return True
-    if {m.casefold() for m in _ID.findall(old)} ^ {m.casefold() for m in _ID.findall(new)}:
+    if _ids(old) ^ _ids(new):
         return False
-    people_old, people_new = _people(old), _people(new)
-    if people_old and people_new and not people_old & people_new and not _HANDOVER.search(new):
+    if _someone_else(old, new):
         return False
     return bool(_subject_words(old) & _subject_words(new))
 
@@ -191,6 +189,19 @@ def superseded_by(entries: list[str], new: str) -> list[int]:
         return []
     keyed = [i for i, old in enumerate(entries) if same_attribute(old, new)]
     return keyed + [i for i in reversed(range(len(entries))) if updates(entries[i], new)]
+
+
+def _ids(text: str) -> set[str]:
+    """The ticket, order or incident ids ``text`` names, case-folded."""
+    return {m.casefold() for m in _ID.findall(text)}
+
+
+def _someone_else(old: str, new: str) -> bool:
+    """Whether ``new`` is about other people than ``old`` (and hands nothing over)."""
+    people_old, people_new = _people(old), _people(new)
+    return bool(
+        people_old and people_new and not people_old & people_new and not _HANDOVER.search(new)
+    )
 
 
 _LABEL_HEAD = re.compile(r"^\s*\w+\s*[:：]\s*")
