@@ -23,30 +23,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from english_week import Week, han_in, make_project, model_text, run_week, settings_for
-from stub_openai import StubOpenAI
-
-from framework import Staffroom
-
-WINDOW = 4096
-CAP = 192  # as tests/llm/test_english_week_llm.py
+from english_week import Week, han_in, run_week_on
 
 
 async def one_week(url: str, model: str, folder: Path) -> tuple[Week, int, float]:
     started = time.monotonic()
-    project = make_project(folder / "team")
-    with StubOpenAI(upstream=url) as proxy:  # records every prompt on its way to the model
-        spec = {
-            "name": model,
-            "base_url": proxy.base_url,
-            "context_window": WINDOW,
-            "max_output_tokens": CAP,
-            "system_role": "fold",
-        }
-        async with await Staffroom.open(settings=settings_for(project, spec)) as staff:
-            week = await run_week(staff)
-        requests = [r.body for r in proxy.completions]
-        said_by_model = model_text(proxy.forwarded)
+    week, requests, said_by_model = await run_week_on(url, model, folder)
     han = han_in(requests, said_by_model)
     ok = week.rooms_ended == [True, True] and not week.junk_in_memory() and not han
     print(f"  guarantees: {'ok' if ok else 'FAILED'} (rooms ended {week.rooms_ended}, ", end="")

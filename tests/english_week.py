@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stub_openai import StubOpenAI
+
 from framework import Event, EventKind, Room, Settings, Staffroom
 from framework.models.json_tools import PROTOCOL
 from framework.sessions.keys import SessionKey
@@ -69,6 +71,8 @@ CORRECTION = (
     'correction: missing lead "Check the customer\'s plan and its response-time promise" before 4'
 )
 SEARCH = "checkout 502"
+WINDOW = 4096  # the tier server's --n_ctx (tests/llm/serve.py)
+CAP = 192  # answers: room for a product through the JSON protocol, short enough to be quick
 MAX_POSTS = 8
 
 
@@ -223,6 +227,24 @@ async def run_week(staff: Staffroom) -> Week:
     versions = await staff.sops.store.versions("escalation")
     week.sops = [f"escalation@{v.version} {v.status}" for v in versions]
     return week
+
+
+async def run_week_on(url: str, model: str, folder: Path) -> tuple[Week, list[dict[str, Any]], str]:
+    """The week in a fresh project under ``folder`` on the OpenAI-compatible server at ``url``,
+    every request through the recording proxy: the week, the request bodies the model got and
+    what the model said (for :func:`han_in`)."""
+    project = make_project(folder / "team")
+    with StubOpenAI(upstream=url) as proxy:
+        spec = {
+            "name": model,
+            "base_url": proxy.base_url,
+            "context_window": WINDOW,
+            "max_output_tokens": CAP,
+            "system_role": "fold",
+        }
+        async with await Staffroom.open(settings=settings_for(project, spec)) as staff:
+            week = await run_week(staff)
+        return week, [r.body for r in proxy.completions], model_text(proxy.forwarded)
 
 
 def han_in(requests: list[dict[str, Any]], said_by_model: str = "") -> list[str]:

@@ -18,35 +18,19 @@ import time
 from pathlib import Path
 
 import pytest
-from english_week import han_in, make_project, model_text, run_week, settings_for
-from stub_openai import StubOpenAI
+from english_week import han_in, run_week_on
 
-from framework import EventKind, Staffroom
+from framework import EventKind
 from framework.models.json_tools import PROTOCOL
 
 pytestmark = pytest.mark.llm
-
-WINDOW = 4096  # the server's --n_ctx (tests/llm/serve.py)
-CAP = 192
 
 
 async def test_an_english_teams_week_on_the_real_model(
     tmp_path: Path, llm_url: str, llm_model: str
 ) -> None:
     started = time.monotonic()
-    project = make_project(tmp_path / "team")
-    with StubOpenAI(upstream=llm_url) as proxy:
-        spec = {
-            "name": llm_model,
-            "base_url": proxy.base_url,
-            "context_window": WINDOW,
-            "max_output_tokens": CAP,
-            "system_role": "fold",
-        }
-        async with await Staffroom.open(settings=settings_for(project, spec)) as staff:
-            week = await run_week(staff)
-        requests = [r.body for r in proxy.completions]
-        said_by_model = model_text(proxy.forwarded)
+    week, requests, said_by_model = await run_week_on(llm_url, llm_model, tmp_path)
     print(f"\nenglish week on {llm_model}: {len(requests)} model calls, ", end="")
     print(f"{time.monotonic() - started:.0f} s; {week.rates()}")
 
