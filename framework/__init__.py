@@ -28,16 +28,26 @@ from framework.errors import (
     UnknownNameError,
     WorkspaceEscapeError,
 )
+from framework.extensions.context import EmployeeModel, HookContext
+from framework.extensions.hooks import (
+    BackgroundDue,
+    Hook,
+    HookPoint,
+    MessageRouted,
+    ReplyLogged,
+    RunEnded,
+    SessionEnded,
+)
+from framework.extensions.legacy import HookCall, Reply, RunEnd, SessionEnd
+from framework.extensions.registry import Extensions
+from framework.extensions.tools import ToolBuilder, ToolScope
 from framework.memory.consolidation import ConsolidationReport
 from framework.models.factory import ModelFactory
 from framework.models.profile import ModelProfile
-from framework.runtime.builtins import default_extensions
-from framework.runtime.extensions import Extensions
-from framework.runtime.hooks import Hook, HookCall, HookPoint, Reply, RunEnd, SessionEnd
+from framework.runtime.defaults import default_extensions
 from framework.runtime.recovery import RebuildError
 from framework.runtime.room import Room
 from framework.runtime.room_status import RebuildReport, RoomStatus
-from framework.runtime.room_tools import ToolBuilder, ToolScope
 from framework.sessions.events import Event, EventKind
 from framework.sessions.workspace import Workspace
 from framework.settings import Settings
@@ -47,17 +57,21 @@ from framework.staffroom import Staffroom
 from framework.tools.base import Tool, ToolResult
 
 __all__ = [
+    "BackgroundDue",
     "CardError",
     "ConsolidationReport",
     "EmployeeCard",
+    "EmployeeModel",
     "Event",
     "EventKind",
     "Extensions",
     "Hook",
     "HookCall",
+    "HookContext",
     "HookPoint",
     "InputError",
     "MemoryCapExceeded",
+    "MessageRouted",
     "ModelError",
     "ModelFactory",
     "ModelProfile",
@@ -66,12 +80,15 @@ __all__ = [
     "RebuildError",
     "RebuildReport",
     "Reply",
+    "ReplyLogged",
     "Room",
     "RoomBusyError",
     "RoomStatus",
     "RunEnd",
+    "RunEnded",
     "ScenarioError",
     "SessionEnd",
+    "SessionEnded",
     "Settings",
     "SopCardError",
     "Staffroom",

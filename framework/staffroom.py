@@ -24,8 +24,10 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from framework.admin import StaffroomAdmin
 from framework.data_folder import CHECKPOINTS, SOPS, DataFolder, connect_store
 from framework.errors import StorageError, UnknownNameError
+from framework.extensions.registry import Extensions
 from framework.knowledge.after_session import SessionKnowledge
 from framework.knowledge.base import KnowledgeBase
+from framework.knowledge.extension import extract_span
 from framework.memory.store import MemoryStore
 from framework.models.factory import (
     OFFLINE_PROVIDERS,
@@ -39,11 +41,9 @@ from framework.models.profile import ModelProfile, limits, profile_for
 from framework.names import check_name
 from framework.prompts.environment import PromptRenderer
 from framework.reflection import ReflectionRun, reflect_due
-from framework.runtime.builtins import default_extensions
-from framework.runtime.deps import RoomDeps, RoomModels
-from framework.runtime.extensions import Extensions
+from framework.runtime.defaults import default_extensions
+from framework.runtime.deps import RoomContext, RoomDeps, RoomModels
 from framework.runtime.graph import RoomGraph, build_graph
-from framework.runtime.knowledge_hooks import extract_span, register_knowledge
 from framework.runtime.plan import RoomPlan, compile_plan
 from framework.runtime.room import Room
 from framework.runtime.turn_context import system_prompt
@@ -97,8 +97,7 @@ class Staffroom:
         self.knowledge = KnowledgeBase(settings.data_dir, knowledge)
         """Journals, trackers, topic files and the library (configured by knowledge.yaml)."""
         if extensions is None:
-            extensions = default_extensions()
-            register_knowledge(extensions, self.knowledge)
+            extensions = default_extensions(settings, self.memory, sops, self.knowledge)
         self.extensions = extensions
         """Tools, hooks and prompt blocks rooms get (the built-ins, the knowledge layers, and
         what an embedder registers)."""
@@ -116,8 +115,8 @@ class Staffroom:
         """Open (creating if needed) the data folder; load the project's cards and scenarios.
 
         ``model_factory`` lets an embedder hand any LangChain chat model to any employee;
-        ``extensions``: tools and hooks instead of the built-ins (start from
-        ``default_extensions()`` to keep them), or register on ``staff.extensions``.
+        ``extensions``: tools and hooks instead of the built-ins, or register on
+        ``staff.extensions`` (which starts with them).
         """
         settings = cls._settings(data_dir, settings, project_dir)
         project = settings.project_dir
@@ -259,7 +258,7 @@ class Staffroom:
         if not span:
             return SessionKnowledge(room.key)
         return await extract_span(
-            self.knowledge, deps, deps.sink(), span, entry_id=f"extract-{span[-1].id}"
+            self.knowledge, RoomContext(deps, deps.sink()), span, entry_id=f"extract-{span[-1].id}"
         )
 
     async def reflect(self, employee: str | None = None) -> list[ReflectionRun]:

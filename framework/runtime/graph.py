@@ -17,13 +17,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from framework.runtime.deps import RoomDeps
-from framework.runtime.hooks import HookCall, HookPoint, RunEnd
+from framework.extensions.hooks import MessageRouted, RunEnded
+from framework.extensions.sink import EventSink
+from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.parallel import LanePayload, fan_out, join, lane
 from framework.runtime.recovery import snapshot
 from framework.runtime.routing import is_stop, parse_mentions
 from framework.runtime.selectors import select_speaker
-from framework.runtime.sink import EventSink
 from framework.runtime.state import (
     CONSUMED_WINDOW,
     Pick,
@@ -92,10 +92,8 @@ async def _finish(
 ) -> Command[Any]:
     # The end of a run: hooks first (the SOP feedback: the group's outcome feeds the next
     # version), then the outcome event that closes it.
-    end = RunEnd(reason=reason, state=state)
-    await deps.extensions.hooks.run(
-        HookCall(HookPoint.RUN_END, deps, sink, id=str(state["epoch"]), run=end)
-    )
+    end = RunEnded(id=str(state["epoch"]), reason=reason, state=state)
+    await deps.extensions.hooks.run(end, RoomContext(deps, sink))
     content = {
         "reason": reason,
         "sop": state.get("sop"),
@@ -136,8 +134,10 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             continue  # a redelivered message was already routed
         consumed = [*consumed, msg["id"]][-CONSUMED_WINDOW:]
         run_turns = 0
-        call = HookCall(HookPoint.MESSAGE, deps, sink, id=str(msg["id"]), message=msg)
-        await deps.extensions.hooks.run(call)
+        routed = MessageRouted(
+            id=str(msg["id"]), author=str(msg["author"]), content=str(msg["content"]), message=msg
+        )
+        await deps.extensions.hooks.run(routed, RoomContext(deps, sink))
         if is_stop(msg["content"], settings.stop_words):
             return await _finish({**state, **update}, deps, sink, "stop_word", f"stop-{msg['id']}")
         picks = [

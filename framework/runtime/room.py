@@ -1,7 +1,7 @@
 """Room and DM handles: post a message, iterate the events it causes.
 
 A handle delegates: the graph (``runtime/graph.py``) decides and runs turns, the JSONL log
-(``sessions/jsonl_log.py``) stores what happened, registered hooks (``runtime/hooks.py``) do
+(``sessions/jsonl_log.py``) stores what happened, registered hooks (``extensions/hooks.py``) do
 the work around them. One run at a time per room: an asyncio lock inside the process and a
 file lock across processes, so two processes never drive one room at once (either may still
 append to its history).
@@ -23,13 +23,13 @@ from langgraph.graph import END
 from langgraph.types import Command, StateSnapshot
 
 from framework.errors import InputError, StorageError
+from framework.extensions.hooks import BackgroundDue
 from framework.memory.consolidation import ConsolidationReport
+from framework.memory.extension import consolidator_for
 from framework.models.profile import ModelProfile
 from framework.names import check_name
-from framework.runtime.consolidate import consolidator_for
-from framework.runtime.deps import RoomDeps
+from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.graph import RoomGraph
-from framework.runtime.hooks import HookCall, HookPoint
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
 from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.run_lock import RunLock
@@ -269,7 +269,9 @@ class Room:
         This is what runs in the background after replies; it waits for that first.
         """
         await self.drain()
-        return await consolidator_for(self._deps).run(force=force)
+        return await consolidator_for(
+            RoomContext(self._deps, self._deps.sink()), self._deps.memory
+        ).run(force=force)
 
     async def drain(self) -> None:
         """Wait for background work (``background`` hooks) started by earlier replies.
@@ -289,9 +291,7 @@ class Room:
         deps = self._deps
         last = deps.log.tail(1)
         point_id = f"bg-{last[0].id}" if last else "bg"
-        await deps.extensions.hooks.run(
-            HookCall(HookPoint.BACKGROUND, deps, deps.sink(), id=point_id)
-        )
+        await deps.extensions.hooks.run(BackgroundDue(point_id), RoomContext(deps, deps.sink()))
 
     async def _end_if_idle(self) -> list[Event]:
         if not is_idle(self._deps):

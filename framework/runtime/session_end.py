@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from framework.runtime.deps import RoomDeps
-from framework.runtime.hooks import HookCall, HookPoint, SessionEnd
+from framework.extensions.hooks import SessionEnded
+from framework.runtime.deps import RoomContext, RoomDeps
 from framework.sessions.events import Event, EventKind
 
 
@@ -40,12 +40,10 @@ async def end_session(deps: RoomDeps, reason: str) -> list[Event]:
     sink = deps.sink().streaming_to(shown.append)
     # Named after the session's first event: the same however many events hooks add.
     end_id = f"end-{first.id}"
-    ended = SessionEnd(reason=reason, first=first.id, last=last.id, events=len(span))
+    ended = SessionEnded(end_id, reason=reason, first=first.id, last=last.id, events=len(span))
     # Hooks first, the end event last: a crash in between runs them again next time (with
     # the same id, so what they logged is not logged twice).
-    await deps.extensions.hooks.run(
-        HookCall(HookPoint.SESSION_END, deps, sink, id=end_id, session=ended)
-    )
+    await deps.extensions.hooks.run(ended, RoomContext(deps, sink))
     content = {"reason": reason, "first": first.id, "last": last.id, "events": len(span)}
     sink.emit(EventKind.SESSION_END, "system", content, id=end_id)
     deps.log.sync()

@@ -13,6 +13,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from framework.extensions.hooks import ReplyLogged
+from framework.extensions.sink import EventSink
+from framework.extensions.tools import ToolScope
 from framework.models.calls import ModelCallError, call_model, text_of
 from framework.models.json_tools import (
     NO_TOOL_CALL,
@@ -22,11 +25,8 @@ from framework.models.json_tools import (
     USED_REPLY,
     ToolCalling,
 )
-from framework.runtime.deps import RoomDeps
-from framework.runtime.hooks import HookCall, HookPoint, Reply
+from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.prompt_budget import fit_messages, total_tokens
-from framework.runtime.room_tools import ToolScope
-from framework.runtime.sink import EventSink
 from framework.runtime.state import Pick, StepState
 from framework.runtime.turn_context import Remembered, build_messages, turn_budget
 from framework.sessions.events import EventKind
@@ -234,7 +234,8 @@ class _Turn:
             meta={**self.meta, **self.usage.as_meta()},
             text_offsets=offsets or None,
         )
-        replied = Reply(
+        replied = ReplyLogged(
+            id=reply.id,
             employee=self.employee,
             text=reply.text,
             tools_called=list(self.called),
@@ -242,9 +243,7 @@ class _Turn:
             said=remembered.said,
             offline=deps.models.profiles[self.employee].offline,
         )
-        await deps.extensions.hooks.run(
-            HookCall(HookPoint.REPLY, deps, self.sink, id=reply.id, reply=replied)
-        )
+        await deps.extensions.hooks.run(replied, RoomContext(deps, self.sink))
         return TurnResult(ok=True)
 
     async def _call(self, runnable: Any, messages: list[BaseMessage]) -> AIMessage:

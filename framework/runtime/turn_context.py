@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from framework.errors import InputError, StaffroomError
+from framework.extensions.prompt_blocks import BlockProblem, PromptScope
+from framework.extensions.sink import EventSink
 from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
 from framework.models.brief import StepBrief, TurnBrief, attach_brief
 from framework.names import is_name
-from framework.runtime.prompt_blocks import BlockProblem, PromptScope
 from framework.runtime.prompt_budget import Budget, estimate_tokens, fit_messages, make_budget
-from framework.runtime.sink import EventSink
 from framework.runtime.state import StepState
 from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel

@@ -1,4 +1,5 @@
-"""When a session is worth an SOP draft nobody asked for (seed 000 §5.1, path 1).
+"""SOP drafts nobody asked for (seed 000 §5.1, path 1): when a session is worth one, and
+proposing it.
 
 The seed distils a draft "when a task is finished, or when the user says 把这套做法记下来".
 The phrase is :func:`~framework.sop.extraction.is_save_request`; this module holds the two
@@ -15,7 +16,21 @@ pure rules for the unasked case, so they can be read and tested without a room:
   shows a procedure: at least :data:`MIN_WORK_TURNS` employee replies with text and at
   least :data:`MIN_TOOL_CALLS` call of a working tool (any but the ``memory`` tool, which
   only notes facts about the person). The draft made from it must also have at least
-  :data:`MIN_STEPS` distinct steps (checked by the caller on the draft).
+  :data:`MIN_STEPS` distinct steps (checked by :func:`propose` on the draft).
+
+:func:`propose` stores the draft of the *span*: the events since the session's start (its
+last ``session_end``) or its last ``extraction`` event, whether a person asked for that one
+or not. So a person's "把这套做法记下来" already handled in the span leaves nothing to propose
+for it, and a span is never distilled twice. Nothing is proposed
+
+* when ``Settings.sop_auto_extract`` or the scenario's ``settings.sop_auto_extract`` is off;
+* in a room driven by an SOP: its runs already propose the SOP's next version from their
+  outcomes (:func:`~framework.sop.run_feedback.close_run`);
+* when the span is not worth keeping, or its draft has fewer than ``MIN_STEPS`` steps.
+
+The draft waits for review like any other (never published here), and an ``extraction``
+event tells the person what was proposed, why, and how to review it. The hooks that call it
+are registered by :mod:`framework.sop.extension`.
 """
 
 from __future__ import annotations
@@ -24,8 +39,15 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
+from framework.extensions.context import HookContext
 from framework.sessions.events import Event, EventKind
+from framework.sessions.keys import Channel
+from framework.sop.extraction import extract_draft
+from framework.sop.model import SopVersion, Status
+from framework.sop.service import SopService
+from framework.sop.store import SopStore
 
 MIN_WORK_TURNS = 3
 """Employee replies (with text) a span needs before it can become a draft by itself."""
@@ -155,3 +177,99 @@ __all__ = [
     "done_report",
     "reason",
 ]
+
+
+BY = "auto-extraction"
+"""The change log's ``by`` of a draft proposed without being asked."""
+
+
+def enabled(ctx: HookContext) -> bool:
+    """Whether the scenario lets drafts be proposed unasked in this room (``Settings``'
+    switch is checked once, at registration: a DM's scenario has default settings)."""
+    return ctx.scenario_settings.sop_auto_extract and ctx.sop_ref is None
+
+
+def _span(ctx: HookContext) -> list[Event]:
+    """The events since the session's start or its last extraction, whichever is newer."""
+    marks = (EventKind.SESSION_END, EventKind.EXTRACTION)
+    span = ctx.log.tail_until(lambda e: e.kind in marks)
+    return span[1:] if span and span[0].kind in marks else span
+
+
+def practice_target(ctx: HookContext) -> tuple[str, str]:
+    """The SOP id and scope of a ``-practice`` draft of this session: the employee's in a
+    DM, the scenario's in a room (unless the room runs an SOP, whose next version it is)."""
+    if ctx.key.channel == Channel.DM:
+        employee = ctx.participants[0]
+        return f"{employee}-practice", f"employee:{employee}"
+    scenario = ctx.scenario.id
+    return f"{scenario}-practice", f"scenario:{scenario}"
+
+
+async def propose(
+    ctx: HookContext,
+    sops: SopService,
+    done_id: str,
+    trigger: Trigger,
+    *,
+    employee: str = "",
+    said: str = "",
+) -> SopVersion | None:
+    """Store a draft of the span when it is worth keeping, and tell the person (``done_id``
+    is the ``extraction`` event's id: deterministic, so a re-run hook proposes nothing twice).
+
+    Returns the draft, or None when nothing was proposed.
+    """
+    if ctx.log.has(done_id):
+        return None
+    span = _span(ctx)
+    assessment = assess(span, ctx.participants)
+    if not assessment.worth_keeping:
+        return None
+    why = reason(trigger, assessment, employee=employee, said=said)
+    sop_id, scope = practice_target(ctx)
+    store = sops.store
+    session = str(ctx.key)
+    draft = extract_draft(
+        span,
+        sop_id=sop_id,
+        version=await store.next_version(sop_id),
+        scope=scope,
+        session=session,
+        why=why,
+        by=BY,
+    )
+    if draft is None or len(draft.steps) < MIN_STEPS:
+        return None
+    stored = await _stored_before(store, draft) or await store.add_version(draft)
+    content: dict[str, Any] = {
+        "extracted": stored.ref,
+        "status": str(stored.status),
+        "trigger": str(trigger),
+        "why": why,
+        "steps": [f"{'/'.join(s.speakers)}: {s.do}" for s in stored.steps],
+        "review": f"staffroom sop show {stored.ref}; staffroom sop approve {stored.ref} --by NAME",
+    }
+    meta = {"sop": stored.ref, "trigger": str(trigger)}
+    ctx.events.emit(EventKind.EXTRACTION, "system", content, id=done_id, meta=meta)
+    return stored
+
+
+async def _stored_before(store: SopStore, draft: SopVersion) -> SopVersion | None:
+    """The same draft stored by a run that crashed before its event was logged, if any.
+
+    The draft is stored before the event is logged (an event must never name a missing
+    draft), so a re-run finds it here instead of adding a copy as the next version: a draft
+    of this session by these rules with the same goal and steps (whatever triggered it).
+    """
+    made = draft.change_log[0]
+    for version in await store.versions(draft.sop_id):
+        first = version.change_log[0] if version.change_log else None
+        if (
+            version.status == Status.DRAFT
+            and first is not None
+            and (first.by, first.source) == (made.by, made.source)
+            and (version.goal, version.steps) == (draft.goal, draft.steps)
+        ):
+            return version
+    return None

@@ -1,6 +1,6 @@
 """A model reads one remark against a run's steps (``read_remark.j2``), as structured JSON.
 
-Used by the room's hook (``runtime/remark_hooks.py``) and by ``benchmarks/remark_reader.py
+Used by the room's hook (``sop/run_remarks.py``) and by ``benchmarks/remark_reader.py
 --model`` (how often a real model turns an ordinary message into a correction).
 """
 

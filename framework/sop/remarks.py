@@ -1,7 +1,7 @@
 """Free remarks about a run ("配图应该在写正文之前") read as corrections, shown back, confirmed.
 
 The pure part of "feedback in people's words" (the hook that asks the model is
-``runtime/remark_hooks.py``):
+``sop/run_remarks.py``):
 
 - :func:`is_candidate`: which of a person's messages are worth a model call (the rule is in
   :mod:`framework.sop.remark_words`);

@@ -8,15 +8,26 @@ import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
-from framework import EventKind, Settings, Staffroom
+from framework import (
+    EventKind,
+    HookCall,
+    HookContext,
+    HookPoint,
+    MessageRouted,
+    ReplyLogged,
+    RunEnded,
+    SessionEnded,
+    Settings,
+    Staffroom,
+)
 from framework.errors import StorageError
+from framework.extensions.prompt_blocks import PromptScope
+from framework.extensions.tools import ToolScope
 from framework.models import ScriptedChatModel
-from framework.runtime.hooks import HookCall, HookPoint
-from framework.runtime.prompt_blocks import PromptScope
-from framework.runtime.room_tools import ToolScope
 from framework.sessions.events import Event
 from framework.specs.model_spec import ModelSpec
 from framework.tools.base import Tool, ToolResult
@@ -62,23 +73,20 @@ async def test_a_registered_tool_reaches_the_prompt_and_the_turn(settings: Setti
 async def test_hooks_run_at_their_points(tmp_path: Path, settings: Settings) -> None:
     seen: list[tuple[str, str]] = []
 
-    async def on_reply(call: HookCall) -> None:
-        assert call.reply is not None
-        seen.append(("reply", call.reply.employee))
+    async def on_reply(reply: ReplyLogged, ctx: HookContext) -> None:
+        seen.append(("reply", reply.employee))
 
-    async def on_run_end(call: HookCall) -> None:
-        assert call.run is not None
-        seen.append(("run_end", call.run.reason))
-        call.events.emit(EventKind.PLAN, "system", {"note": "journal"}, id=f"{call.id}-journal")
+    async def on_run_end(ended: RunEnded, ctx: HookContext) -> None:
+        seen.append(("run_end", ended.reason))
+        ctx.events.emit(EventKind.PLAN, "system", {"note": "journal"}, id=f"{ended.id}-journal")
 
-    async def on_session_end(call: HookCall) -> None:
-        assert call.session is not None
-        seen.append(("session_end", call.session.reason))
+    async def on_session_end(ended: SessionEnded, ctx: HookContext) -> None:
+        seen.append(("session_end", ended.reason))
 
     async with await Staffroom.open(settings=settings) as staff:
-        staff.extensions.hooks.on(HookPoint.REPLY, on_reply)
-        staff.extensions.hooks.on(HookPoint.RUN_END, on_run_end)
-        staff.extensions.hooks.on(HookPoint.SESSION_END, on_session_end)
+        staff.extensions.hooks.on_reply_logged(on_reply)
+        staff.extensions.hooks.on_run_ended(on_run_end)
+        staff.extensions.hooks.on_session_ended(on_session_end)
         room = await staff.room("hooks-1", "tech-article")
         await drain(room.start())
         events = await drain(room.post("方向没问题，继续", author="author"))
@@ -98,17 +106,68 @@ async def test_hooks_run_at_their_points(tmp_path: Path, settings: Settings) -> 
 
 
 async def test_a_failing_hook_is_recorded_and_the_room_answers(settings: Settings) -> None:
-    async def broken(call: HookCall) -> None:
+    async def broken(routed: MessageRouted, ctx: HookContext) -> None:
         raise StorageError("the journal disk is full")
 
     async with await Staffroom.open(settings=settings) as staff:
-        staff.extensions.hooks.on(HookPoint.MESSAGE, broken, name="journal")
+        staff.extensions.hooks.on_message_routed(broken, name="journal")
         dm = await staff.dm("pm", "alice")
         events = await drain(dm.post("你好", author="alice"))
     failed = next(e for e in events if e.kind == EventKind.ERROR)
     assert failed.content["error"] == "hook_failed" and failed.content["hook"] == "journal"
     assert "the journal disk is full" in failed.content["detail"]
+    # Ids and wording as before the typed events: old logs read the same.
+    routed = next(e for e in events if e.kind == EventKind.MESSAGE and e.meta.get("human"))
+    assert failed.id == f"{routed.id}-journal-failed" and failed.meta["point"] == "message"
+    assert failed.content["detail"].startswith("journal (message) failed: StorageError: ")
     assert events[-1].kind == EventKind.MESSAGE and events[-1].author == "pm"
+
+
+async def test_a_hook_sees_the_scenario_settings_and_the_roster(settings: Settings) -> None:
+    seen: list[object] = []
+
+    async def look(routed: MessageRouted, ctx: HookContext) -> None:
+        seen.extend([routed.author, routed.content, str(ctx.key), ctx.scenario.id])
+        seen.extend([sorted(ctx.employees), ctx.participants, ctx.humans, ctx.language])
+        seen.append(ctx.scenario_settings is ctx.scenario.settings)
+        seen.append(ctx.model("pm").profile.label)
+
+    async with await Staffroom.open(settings=settings) as staff:
+        staff.extensions.hooks.on_message_routed(look)
+        dm = await staff.dm("pm", "alice")
+        await drain(dm.post("你好", author="alice"))
+    assert seen == [
+        "alice",
+        "你好",
+        str(dm.key),
+        "dm-pm",
+        ["pm"],
+        ["pm"],
+        ["alice"],
+        "zh",
+        True,
+        "simulated",
+    ]
+
+
+async def test_an_old_style_hook_still_runs_and_warns(settings: Settings) -> None:
+    seen: list[tuple[str, object]] = []
+
+    async def journal(call: HookCall) -> None:
+        assert call.session is not None
+        seen.append((call.session.reason, call.room.settings))
+        call.events.emit(EventKind.PLAN, "system", {"note": "journal"}, id=f"{call.id}-journal")
+
+    async with await Staffroom.open(settings=settings) as staff:
+        with pytest.warns(DeprecationWarning, match="on_session_ended"):
+            staff.extensions.hooks.on(HookPoint.SESSION_END, journal)
+        dm = await staff.dm("pm", "alice")
+        await drain(dm.post("你好", author="alice"))
+        with pytest.warns(DeprecationWarning, match="HookCall.room is deprecated"):
+            ended = await dm.close()
+    assert seen == [("closed", staff.settings)], "call.room.settings: the runtime Settings"
+    ids = [e.id for e in ended]
+    assert f"{ended[-1].id}-journal" in ids[:-1], "its event, before the session's end"
 
 
 async def test_an_idle_dm_ends_its_session_before_the_next_message(settings: Settings) -> None:

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
 
-from framework import Event, EventKind, Settings, Staffroom
+from framework import Event, EventKind, HookContext, SessionEnded, Settings, Staffroom
+from framework.extensions.sink import EventSink
 from framework.models import ScriptedChatModel
-from framework.runtime.auto_extraction import propose
-from framework.runtime.hooks import HookCall, HookPoint
-from framework.runtime.sink import EventSink
 from framework.sessions.events import make_event
 from framework.sessions.jsonl_log import JsonlLog
-from framework.sop.auto_extract import Trigger, assess, done_report
+from framework.sop.auto_extract import Trigger, assess, done_report, propose
 from framework.sop.model import SopVersion, Status
 from framework.specs.model_spec import ModelSpec
 from framework.specs.scenario import Scenario
@@ -225,16 +225,15 @@ async def test_a_crash_after_storing_the_draft_does_not_store_it_twice(
     async with await Staffroom.open(settings=off, model_factory=factory) as staff:
         await chat(staff)
 
-        async def crash_before_the_event(call: HookCall) -> None:
+        async def crash_before_the_event(ended: SessionEnded, ctx: HookContext) -> None:
             # The draft is stored; its event goes to a log the session never sees; then the
             # process "dies" (an exception that is not recorded ends the close).
-            lost = EventSink(str(call.room.key), JsonlLog(tmp_path / "lost.jsonl"))
-            assert call.session is not None
-            done_id, said = f"autosop-{call.id}", call.session.reason
-            await propose(call.room, lost, done_id, Trigger.SESSION_END, said=said)
+            lost = Elsewhere(ctx, EventSink(str(ctx.key), JsonlLog(tmp_path / "lost.jsonl")))
+            done_id = f"autosop-{ended.id}"
+            await propose(lost, staff.sops, done_id, Trigger.SESSION_END, said=ended.reason)
             raise RuntimeError("killed")
 
-        staff.extensions.hooks.on(HookPoint.SESSION_END, crash_before_the_event)
+        staff.extensions.hooks.on_session_ended(crash_before_the_event)
         with pytest.raises(RuntimeError, match="killed"):
             await (await staff.dm("engineer", "alice")).close()
     assert [v.version for v in await _versions(settings)] == [1]
@@ -242,6 +241,17 @@ async def test_a_crash_after_storing_the_draft_does_not_store_it_twice(
         told = extractions(await (await staff.dm("engineer", "alice")).close())
         assert [e.content["extracted"] for e in told] == ["engineer-practice@1"]
     assert [v.version for v in await _versions(settings)] == [1]
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """A hook's context whose events go to another log."""
+
+    ctx: HookContext
+    events: EventSink
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.ctx, name)
 
 
 async def _versions(settings: Settings) -> list[SopVersion]:

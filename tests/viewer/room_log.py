@@ -138,7 +138,7 @@ def _events() -> list[tuple[EventKind, str, Any, dict[str, Any]]]:
             {"error": "hook_failed", "hook": "remember", "detail": "disk full"},
             {"point": "reply"},
         ),
-        # runtime/graph.py _unmentioned(), runtime/remark_hooks.py _fallback()
+        # runtime/graph.py _unmentioned(), sop/run_remarks.py _fallback()
         (
             EventKind.FALLBACK,
             "system",
@@ -180,7 +180,7 @@ def _events() -> list[tuple[EventKind, str, Any, dict[str, Any]]]:
             },
             {},
         ),
-        # runtime/remark_hooks.py read_remark() and _settle()
+        # sop/run_remarks.py read_remark() and _settle()
         (
             EventKind.REMARK,
             "system",
@@ -216,7 +216,7 @@ def _events() -> list[tuple[EventKind, str, Any, dict[str, Any]]]:
             {"status": "none", "by": "author", "remark": "m2", "english": True, "corrections": []},
             {},
         ),
-        # runtime/feedback.py close_run(), _report(), late_feedback()
+        # sop/run_feedback.py close_run(), _report(), late_feedback()
         (
             EventKind.FEEDBACK,
             "system",
@@ -268,7 +268,7 @@ def _events() -> list[tuple[EventKind, str, Any, dict[str, Any]]]:
             },
             {"sop": "tech-article@1"},
         ),
-        # runtime/feedback.py save_as_sop()
+        # sop/run_feedback.py save_as_sop()
         (
             EventKind.EXTRACTION,
             "system",

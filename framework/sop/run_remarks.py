@@ -1,6 +1,6 @@
 """Feedback in people's words: wiring of the remark reader into the room (it never waits).
 
-Registered by ``builtins.py``: :func:`read_remark` on every routed message, :func:`open_at_end`
+Registered by ``sop/extension.py``: :func:`read_remark` on every routed message, :func:`open_at_end`
 at the end of a run (before the run's outcome is recorded). The rules are in
 :mod:`framework.sop.remarks` (what is read and shown), :mod:`framework.sop.remark_words` (the
 candidate rule) and :mod:`framework.sop.remark_answers` (how a person confirms later); here
@@ -22,13 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.extensions.context import HookContext
+from framework.extensions.hooks import MessageRouted, RunEnded
+from framework.extensions.sink import EventSink
 from framework.language import is_english
 from framework.models.simulator import SimulatedChatModel
 from framework.phrases import Phrase
-from framework.runtime.deps import RoomDeps
-from framework.runtime.feedback import within_window
-from framework.runtime.hooks import HookCall
-from framework.runtime.sink import EventSink
 from framework.sessions.events import Event, EventKind
 from framework.sop.model import Step
 from framework.sop.remark_answers import (
@@ -40,6 +39,7 @@ from framework.sop.remark_answers import (
 )
 from framework.sop.remark_reading import read_with_model
 from framework.sop.remarks import grammar_hint, is_candidate, read_content, to_corrections
+from framework.sop.run_feedback import within_window
 
 NOT_READ_OFFLINE = Phrase(
     en="the offline simulator does not read free remarks (said once per run); {hint}",
@@ -51,21 +51,23 @@ def _is_entry(event: Event) -> bool:
     return event.kind == EventKind.PLAN and bool(event.meta.get("entry"))
 
 
-def open_run(deps: RoomDeps) -> tuple[list[Event], tuple[Step, ...]] | None:
+def open_run(ctx: HookContext) -> tuple[list[Event], tuple[Step, ...]] | None:
     """The events of the room's SOP run still open (from its entry) and its steps, or None.
 
     None for a room or DM without an SOP, and once the run closed longer ago than the
     scenario's ``sop_feedback_window``: until then a remark (and its confirmation) still
-    counts for the run, as late feedback (:func:`~framework.runtime.feedback.late_feedback`).
+    counts for the run, as late feedback (:func:`~framework.sop.run_feedback.late_feedback`).
     """
-    if deps.plan.sop is None:
+    if ctx.sop_ref is None:
         return None  # a DM or a room without an SOP: no need to read its log
-    events = deps.log.tail_until(_is_entry)
+    events = ctx.log.tail_until(_is_entry)
     if not events or not _is_entry(events[0]):
         return None
     epoch = events[0].meta.get("epoch")
     closed = next((e for e in events if e.id == f"{epoch}-feedback"), None)
-    if closed is not None and not within_window(closed.ts, deps.plan.settings.sop_feedback_window):
+    if closed is not None and not within_window(
+        closed.ts, ctx.scenario_settings.sop_feedback_window
+    ):
         return None  # late remarks count for the run only within the feedback window
     raw = events[0].meta.get("steps") or []
     steps = tuple(
@@ -80,91 +82,87 @@ def _emit(sink: EventSink, content: dict[str, Any], id: str) -> None:
     sink.emit(EventKind.REMARK, "system", content, id=id)
 
 
-async def read_remark(call: HookCall) -> None:
+async def read_remark(routed: MessageRouted, ctx: HookContext) -> None:
     """Record a person's yes or no to a remark they refer to, or read a new remark of theirs."""
-    message = call.message
-    deps = call.room
-    if message is None or deps.plan.sop is None or message.get("opening"):
+    message = routed.message
+    if ctx.sop_ref is None or message.get("opening"):
         return  # a room's first message is its input, said before any step ran
     mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
-    run = open_run(deps)
+    run = open_run(ctx)
     if run is None:
-        _unmatched(call, mid, person, text)  # "yes, remark 1" after the window closed
+        _unmatched(ctx, mid, person, text)  # "yes, remark 1" after the window closed
         return
     events, steps = run
     closed = next((e for e in events if e.kind == EventKind.FEEDBACK), None)
     if closed is not None and isinstance(closed.content, dict):
-        people = closed.content.get("people") or deps.plan.humans
+        people = closed.content.get("people") or ctx.humans
         if person not in people:
             return  # after the close only the run's people may still correct it
     at = next((i for i, e in enumerate(events) if e.id == mid), None)
     if at is not None:
         answer = answer_to(events[: at + 1], events[at])
         if answer is not None:
-            if not deps.log.has(f"{mid}-remark-answer"):
-                _emit(call.events, answer_content(answer), f"{mid}-remark-answer")
+            if not ctx.log.has(f"{mid}-remark-answer"):
+                _emit(ctx.events, answer_content(answer), f"{mid}-remark-answer")
             return
-    if _unmatched(call, mid, person, text):
+    if _unmatched(ctx, mid, person, text):
         return
     if not is_candidate(text, steps):
         return
     english = is_english(text)
     done = (f"{mid}-remark", f"{mid}-remark-fallback")
-    if any(deps.log.has(d) for d in done):
+    if any(ctx.log.has(d) for d in done):
         return  # read before a crash: never ask the model twice
-    first = deps.plan.participants[0]
-    model = deps.models.chat[first]
-    if isinstance(model, SimulatedChatModel):
+    if isinstance(ctx.model(ctx.participants[0]).chat, SimulatedChatModel):
         once = f"{events[0].meta.get('epoch')}-remark-offline"
-        if not deps.log.has(once):  # once per run, not after every remark
+        if not ctx.log.has(once):  # once per run, not after every remark
             language = "en" if english else "zh"
             reason = NOT_READ_OFFLINE(language, hint=grammar_hint(english))
-            _fallback(call.events, reason, once)
+            _fallback(ctx.events, reason, once)
         return
-    await _ask_model(call, events, steps, (mid, person, text), done)
+    await _ask_model(ctx, events, steps, (mid, person, text), done)
 
 
 async def _ask_model(
-    call: HookCall,
+    ctx: HookContext,
     events: list[Event],
     steps: tuple[Step, ...],
     said: tuple[str, str, str],
     done: tuple[str, str],
 ) -> None:
     """Ask the room's first employee's model to read the remark; show back what it read."""
-    deps = call.room
     mid, person, text = said
     english = is_english(text)
-    first = deps.plan.participants[0]
-    profile = deps.models.profiles[first]
+    model = ctx.model(ctx.participants[0])
+    profile = model.profile
     answer = await read_with_model(
-        deps.models.chat[first],
+        model.chat,
         profile,
-        deps.renderer,
+        ctx.renderer,
         ref=str(events[0].meta.get("sop") or ""),  # the version the run entered on
         steps=steps,
-        employees=deps.plan.participants,
+        employees=ctx.participants,
         person=person,
         text=text,
-        retries=deps.settings.model_retries,
-        backoff=deps.settings.model_backoff,
+        retries=model.retries,
+        backoff=model.backoff,
     )
     if answer.value is None:
         reason = answer.fallback_reason or "no answer"
-        _fallback(call.events, f"{reason}; {grammar_hint(english)}", done[1])
+        _fallback(ctx.events, f"{reason}; {grammar_hint(english)}", done[1])
         return
     corrections = to_corrections(answer.value, text, person)
     number = len(understood_in(events)) + 1  # named in its run: "remark 2"
     content = read_content(corrections, steps, english=english, number=number)
     content.update(by=person, remark=mid, read_by=f"model:{profile.label}")
-    _emit(call.events, content, done[0])
+    _emit(ctx.events, content, done[0])
 
 
-def _unmatched(call: HookCall, mid: str, person: str, text: str) -> bool:
+def _unmatched(ctx: HookContext, mid: str, person: str, text: str) -> bool:
     """Say so when ``text`` answers a named remark that is not open; True when it did."""
     notice = unmatched_answer(text, person)
-    if notice is not None and not call.room.log.has(f"{mid}-remark-answer"):
-        _emit(call.events, notice, f"{mid}-remark-answer")
+    if notice is not None and not ctx.log.has(f"{mid}-remark-answer"):
+        _emit(ctx.events, notice, f"{mid}-remark-answer")
     return notice is not None
 
 
@@ -173,13 +171,13 @@ def _fallback(sink: EventSink, reason: str, id: str) -> None:
     sink.emit(EventKind.FALLBACK, "system", used, id=id)
 
 
-async def open_at_end(call: HookCall) -> None:
+async def open_at_end(_ended: RunEnded, ctx: HookContext) -> None:
     """The run ends: its understood remarks not yet confirmed are left out of its outcome,
     visibly; they stay open for a confirmation until the feedback window closes."""
-    run = open_run(call.room) if call.run is not None else None
+    run = open_run(ctx)
     if run is None:
         return
-    window = call.room.plan.settings.sop_feedback_window
+    window = ctx.scenario_settings.sop_feedback_window
     for id, content in at_run_end(run[0], window):
-        if not call.room.log.has(id):
-            _emit(call.events, content, id)
+        if not ctx.log.has(id):
+            _emit(ctx.events, content, id)

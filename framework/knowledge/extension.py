@@ -19,6 +19,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from framework.extensions.context import HookContext
+from framework.extensions.hooks import SessionEnded
+from framework.extensions.prompt_blocks import PromptScope
+from framework.extensions.registry import Extensions
+from framework.extensions.tools import ToolScope
 from framework.knowledge.after_session import SessionKnowledge, after_session
 from framework.knowledge.base import KnowledgeBase
 from framework.knowledge.documents import SearchResult
@@ -27,12 +32,6 @@ from framework.knowledge.gate import Extractor
 from framework.knowledge.search import collections_for, sync
 from framework.models.simulator import SimulatedChatModel
 from framework.phrases import Language, Phrase
-from framework.runtime.deps import RoomDeps
-from framework.runtime.extensions import Extensions
-from framework.runtime.hooks import HookCall, HookPoint
-from framework.runtime.prompt_blocks import PromptScope
-from framework.runtime.room_tools import ToolScope
-from framework.runtime.sink import EventSink
 from framework.sessions.events import Event, EventKind
 from framework.tools.base import Tool, ToolResult
 
@@ -54,15 +53,12 @@ OPEN_ITEMS = Phrase(en="Open tasks, goals, proposals", zh="未完成的事项")
 LOADED_KNOWLEDGE = Phrase(en="Knowledge for this task", zh="相关知识")
 
 
-def register_knowledge(ext: Extensions, kb: KnowledgeBase) -> None:
-    """Register the knowledge layers' hook and prompt blocks on ``ext``."""
+def register(ext: Extensions, kb: KnowledgeBase) -> None:
+    """Register the knowledge layers' tool, hook and prompt blocks on ``ext``."""
 
-    async def knowledge(call: HookCall) -> None:
-        ended = call.session
-        if ended is None:
-            return
-        span = call.room.log.tail_until(lambda e: e.id == ended.first)
-        await extract_span(kb, call.room, call.events, span, entry_id=call.id)
+    async def knowledge(ended: SessionEnded, ctx: HookContext) -> None:
+        span = ctx.log.tail_until(lambda e: e.id == ended.first)
+        await extract_span(kb, ctx, span, entry_id=ended.id)
 
     def open_items(scope: PromptScope) -> str | None:
         items = kb.trackers.open_items(scope.employee)
@@ -111,13 +107,13 @@ def register_knowledge(ext: Extensions, kb: KnowledgeBase) -> None:
         )
 
     ext.add_tool("search_knowledge", search_tool)
-    ext.hooks.on(HookPoint.SESSION_END, knowledge, name="knowledge")
+    ext.hooks.on_session_ended(knowledge, name="knowledge")
     ext.blocks.add("open_items", OPEN_ITEMS, open_items)
     ext.blocks.add("loaded_knowledge", LOADED_KNOWLEDGE, loaded, max_chars=3000)
 
 
 async def extract_span(
-    kb: KnowledgeBase, deps: RoomDeps, sink: EventSink, span: list[Event], *, entry_id: str
+    kb: KnowledgeBase, ctx: HookContext, span: list[Event], *, entry_id: str
 ) -> SessionKnowledge:
     """Journal, extract and route ``span`` of the room's log (a session's end, or what
     ``staffroom extract`` finds new); record it as a ``knowledge`` event ``{entry_id}-knowledge``
@@ -130,35 +126,30 @@ async def extract_span(
     done = await after_session(
         kb,
         span,
-        session=str(deps.key),
-        employees=deps.plan.participants,
-        humans=deps.plan.humans,
-        extractor=extractor_for(deps),
+        session=str(ctx.key),
+        employees=ctx.participants,
+        humans=ctx.humans,
+        extractor=extractor_for(ctx),
         day=day,
         entry_id=entry_id,
     )
     for employee in done.journals:
         await asyncio.to_thread(kb.ensure_reflection, employee)
     if done.run is not None:
-        sink.emit(EventKind.KNOWLEDGE, "system", done.as_dict(), id=f"{entry_id}-knowledge")
+        ctx.events.emit(EventKind.KNOWLEDGE, "system", done.as_dict(), id=f"{entry_id}-knowledge")
         index = await kb.index()
-        for employee in deps.plan.participants:
+        for employee in ctx.participants:
             await sync(index, collections_for(kb, employee))
     return done
 
 
-def extractor_for(deps: RoomDeps) -> Extractor:
+def extractor_for(ctx: HookContext) -> Extractor:
     """The room's first employee's model extracts; the offline simulator uses the rules."""
-    first = deps.plan.participants[0]
-    model = deps.models.chat[first]
-    if isinstance(model, SimulatedChatModel):
+    model = ctx.model(ctx.participants[0])
+    if isinstance(model.chat, SimulatedChatModel):
         return rules_extractor
     return model_extractor(
-        model,
-        deps.renderer,
-        deps.models.profiles[first],
-        retries=deps.settings.model_retries,
-        backoff=deps.settings.model_backoff,
+        model.chat, ctx.renderer, model.profile, retries=model.retries, backoff=model.backoff
     )
 
 

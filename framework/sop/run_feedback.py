@@ -11,13 +11,13 @@ from dataclasses import replace as dc_replace
 from datetime import UTC, datetime
 from typing import Any
 
+from framework.extensions.context import HookContext
 from framework.language import language_of
 from framework.models.simulator import SimulatedChatModel
-from framework.runtime.deps import RoomDeps
-from framework.runtime.sink import EventSink
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
+from framework.sop.auto_extract import practice_target
 from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
 from framework.sop.late import refusal
@@ -32,6 +32,7 @@ from framework.sop.outcomes import (
 )
 from framework.sop.proposals import Revision
 from framework.sop.ref import SopRef
+from framework.sop.service import SopService
 from framework.sop.trials import TrialPolicy
 
 
@@ -40,27 +41,21 @@ def run_events(log: JsonlLog, entry_id: str) -> list[Event]:
     return log.tail_until(lambda e: e.id == entry_id)
 
 
-def _reviser(deps: RoomDeps, proposals: list[Proposal]) -> Reviser:
+def _reviser(ctx: HookContext, proposals: list[Proposal]) -> Reviser:
     # The room's first employee's model revises; the simulator uses the rules instead.
-    first = deps.plan.participants[0]
-    model = deps.models.chat[first]
+    model = ctx.model(ctx.participants[0])
     reviser = (
         rule_reviser
-        if isinstance(model, SimulatedChatModel)
+        if isinstance(model.chat, SimulatedChatModel)
         else model_reviser(
-            model,
-            deps.renderer,
-            deps.models.profiles[first],
-            retries=deps.settings.model_retries,
-            backoff=deps.settings.model_backoff,
+            model.chat, ctx.renderer, model.profile, retries=model.retries, backoff=model.backoff
         )
     )
     return recorded(reviser, proposals)
 
 
 def _report(
-    deps: RoomDeps,
-    sink: EventSink,
+    ctx: HookContext,
     proposals: list[Proposal],
     revision: Revision | None,
     *,
@@ -72,7 +67,7 @@ def _report(
     for proposal in proposals:
         if proposal.fallback is not None:  # the rules stood in for the model: say why
             used = {"what": "sop_revision", "used": "rules", "reason": proposal.fallback}
-            sink.emit(EventKind.FALLBACK, "system", used, id=f"{prefix}-fallback-sop")
+            ctx.events.emit(EventKind.FALLBACK, "system", used, id=f"{prefix}-fallback-sop")
     if revision is None:
         return
     meta = {"sop": sop_ref, "run": run}
@@ -80,71 +75,73 @@ def _report(
         if not revision.conflicts:
             return
         content = {"sop": sop_ref, "conflicts": revision.conflicts, "notes": revision.notes}
-        sink.emit(EventKind.REVISION, "system", content, id=f"{prefix}-conflicts", meta=meta)
+        ctx.events.emit(EventKind.REVISION, "system", content, id=f"{prefix}-conflicts", meta=meta)
         return
     proposed = {
         "sop": revision.version.ref,
         "status": str(revision.version.status),
         "why": revision.version.change_log[-1].why if revision.version.change_log else "",
-        "edits": [describe(op, room_language(deps)) for op in revision.ops],
-        "reviewers": list(deps.plan.settings.sop_reviewers),
+        "edits": [describe(op, room_language(ctx)) for op in revision.ops],
+        "reviewers": list(ctx.scenario_settings.sop_reviewers),
         "conflicts": revision.conflicts,
         "reselected": revision.reselected,
         "supersedes": revision.supersedes,  # the open draft it retired, if any
         "notes": revision.notes,  # what became of that draft and its approvals
     }
-    sink.emit(EventKind.REVISION, "system", proposed, id=f"{prefix}-revision", meta=meta)
+    ctx.events.emit(EventKind.REVISION, "system", proposed, id=f"{prefix}-revision", meta=meta)
 
 
 async def _record(
-    deps: RoomDeps, sink: EventSink, outcome: Outcome, *, prefix: str, run: str, amend: bool
+    ctx: HookContext, sops: SopService, outcome: Outcome, *, prefix: str, run: str, amend: bool
 ) -> None:
     """Store (or amend) a run's outcome, revise by the scenario's policy, report both."""
-    settings = deps.plan.settings
+    settings = ctx.scenario_settings
     proposals: list[Proposal] = []
-    revision = await deps.sops.record_run(
+    revision = await sops.record_run(
         outcome,
         feedback=settings.sop_feedback,
         auto_publish=settings.sop_auto_publish,
         reviewers=settings.sop_reviewers,
-        reviser=_reviser(deps, proposals),
+        reviser=_reviser(ctx, proposals),
         threshold=settings.sop_revision_threshold,
         amend=amend,
-        language=room_language(deps),
+        language=room_language(ctx),
     )
-    _report(deps, sink, proposals, revision, prefix=prefix, sop_ref=outcome.sop_ref, run=run)
+    _report(ctx, proposals, revision, prefix=prefix, sop_ref=outcome.sop_ref, run=run)
 
 
-def room_language(deps: RoomDeps) -> str:
+def room_language(ctx: HookContext) -> str:
     """The language the room's SOP texts (reasons, conflicts, notices) are written in."""
-    return language_of(deps.plan.scenario.announcement.text)
+    return language_of(ctx.scenario.announcement.text)
 
 
-async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], reason: str) -> None:
+async def close_run(
+    ctx: HookContext, sops: SopService, state: Mapping[str, Any], reason: str
+) -> None:
     """Record the run's outcome (once) and, by the scenario's policy, propose the next version."""
     sop_ref = state.get("sop")
     epoch = state["epoch"]
     done_id = f"{epoch}-feedback"
-    if not sop_ref or deps.log.has(done_id):
+    if not sop_ref or ctx.log.has(done_id):
         return
     # Without what an earlier, crashed close wrote: the outcome (and its ``at``) must be the
     # same on a retry, or the store keeps the run twice.
     ours = {f"{epoch}-revision", f"{epoch}-conflicts", f"{epoch}-fallback-sop"}
-    events = [e for e in run_events(deps.log, f"{epoch}-entry") if e.id not in ours]
+    events = [e for e in run_events(ctx.log, f"{epoch}-entry") if e.id not in ours]
     outcome = run_outcome(
         events,
         sop_ref=sop_ref,
-        session=str(deps.key),
+        session=str(ctx.key),
         reason=reason,
-        workspace=deps.workspace.root,
-        language=deps.plan.language,  # failures are read by the room's people
+        workspace=ctx.workspace,
+        language=ctx.language,  # failures are read by the room's people
     )
-    settings = deps.plan.settings
-    await _record(deps, sink, outcome, prefix=epoch, run=done_id, amend=False)
+    settings = ctx.scenario_settings
+    await _record(ctx, sops, outcome, prefix=epoch, run=done_id, amend=False)
     # A trial with enough runs on both sides is judged now, not at the next room's entry.
     policy = TrialPolicy(settings.sop_trial_share, settings.sop_trial_runs)
     if policy.share > 0:
-        await deps.sops.judge_trials(SopRef.parse(sop_ref, field="sop").sop_id, policy)
+        await sops.judge_trials(SopRef.parse(sop_ref, field="sop").sop_id, policy)
     people = sorted(
         {e.author for e in events if e.kind == EventKind.MESSAGE and e.meta.get("human")}
     )
@@ -163,10 +160,10 @@ async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], r
         "people": people,
     }
     # Last: its id marks the run's feedback as recorded.
-    sink.emit(EventKind.FEEDBACK, "system", measured, id=done_id, meta={"sop": sop_ref})
+    ctx.events.emit(EventKind.FEEDBACK, "system", measured, id=done_id, meta={"sop": sop_ref})
 
 
-async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, Any]) -> None:
+async def late_feedback(ctx: HookContext, sops: SopService, message: Mapping[str, Any]) -> None:
     """A person's corrections or score after the run closed count for that run.
 
     Only within ``sop_feedback_window`` seconds of the close, only from the people who took
@@ -174,9 +171,9 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     run starts. The run's stored outcome is amended (corrections deduplicated, success
     recomputed with the new score) and the SOP revised again, as at the close.
     """
-    if deps.plan.sop is None:
+    if ctx.sop_ref is None:
         return  # a DM or a room without an SOP: no run to amend, and no log to read back
-    events = deps.log.tail_until(lambda e: e.kind == EventKind.PLAN and bool(e.meta.get("entry")))
+    events = ctx.log.tail_until(lambda e: e.kind == EventKind.PLAN and bool(e.meta.get("entry")))
     if not events or events[0].kind != EventKind.PLAN:
         return
     epoch = str(events[0].meta.get("epoch"))
@@ -187,8 +184,8 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     content = done.content if isinstance(done.content, dict) else {}
     if "at" not in content or not content.get("sop"):
         return  # closed before late feedback existed: its outcome cannot be found
-    settings = deps.plan.settings
-    people = set(content.get("people") or deps.plan.humans)
+    settings = ctx.scenario_settings
+    people = set(content.get("people") or ctx.humans)
     author = str(message.get("author"))
     in_window = within_window(done.ts, settings.sop_feedback_window)
     if author not in people or not in_window:
@@ -201,13 +198,15 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
             in_window=in_window,
             window=settings.sop_feedback_window,
             sop_ref=str(content.get("sop")),
-            default_language=room_language(deps),
+            default_language=room_language(ctx),
         )
         notice_id = f"{epoch}-late-{message.get('id')}-notice"
-        if notice is not None and not deps.log.has(notice_id):
+        if notice is not None and not ctx.log.has(notice_id):
             counted = {"sop": content.get("sop"), "late": True, "counted": False}
             body = {**counted, "by": author, "notice": notice, "run": done.id}
-            sink.emit(EventKind.FEEDBACK, "system", body, id=notice_id, meta={"sop": body["sop"]})
+            ctx.events.emit(
+                EventKind.FEEDBACK, "system", body, id=notice_id, meta={"sop": body["sop"]}
+            )
         return
     late = [e for e in events[closed + 1 :] if _from(e, people)]
     said = run_corrections(late)
@@ -216,7 +215,7 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     if not said and score is None:
         return
     sop_ref = str(content["sop"])
-    stored = [o for o in await deps.sops.store.outcomes(sop_ref) if o.session == str(deps.key)]
+    stored = [o for o in await sops.store.outcomes(sop_ref) if o.session == str(ctx.key)]
     original = next((o for o in stored if o.at == content["at"]), None)
     if original is None:
         return
@@ -232,11 +231,11 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     user = original.user or str(message.get("author"))
     amended = dc_replace(original, corrections=corrections, score=score, success=success, user=user)
     prefix = f"{epoch}-late-{message['id']}"
-    if deps.log.has(f"{prefix}-feedback"):
+    if ctx.log.has(f"{prefix}-feedback"):
         return  # this message was counted already (a redelivery)
     if amended == original and _reported(events[closed + 1 :], amended):
         return  # nothing new since the last late feedback was reported
-    await _record(deps, sink, amended, prefix=prefix, run=done.id, amend=True)
+    await _record(ctx, sops, amended, prefix=prefix, run=done.id, amend=True)
     measured = {
         "sop": sop_ref,
         "success": amended.success,
@@ -245,7 +244,7 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
         "late": True,
         "run": done.id,
     }
-    sink.emit(
+    ctx.events.emit(
         EventKind.FEEDBACK, "system", measured, id=f"{prefix}-feedback", meta={"sop": sop_ref}
     )
 
@@ -278,7 +277,7 @@ def within_window(closed_ts: str, window: int) -> bool:
     return (datetime.now(UTC) - closed).total_seconds() <= window
 
 
-async def save_as_sop(deps: RoomDeps, sink: EventSink, message_id: str) -> None:
+async def save_as_sop(ctx: HookContext, sops: SopService, message_id: str) -> None:
     """A person asked to keep this way of working: store an SOP draft distilled from the session.
 
     In a room the draft is the next version of the room's SOP (or a new ``<scenario>-practice``
@@ -286,21 +285,20 @@ async def save_as_sop(deps: RoomDeps, sink: EventSink, message_id: str) -> None:
     to the employee's other users once published.
     """
     done_id = f"extract-{message_id}"
-    if deps.log.has(done_id):
+    if ctx.log.has(done_id):
         return
-    scenario = deps.plan.scenario
-    if deps.key.channel == Channel.DM:
-        employee = deps.plan.participants[0]
-        sop_id, scope = f"{employee}-practice", f"employee:{employee}"
-    elif deps.plan.sop is not None:
-        sop_id, scope = deps.plan.sop.sop_id, deps.plan.sop.scope
+    if ctx.key.channel != Channel.DM and ctx.sop_ref is not None:
+        # The next version of the room's SOP.
+        ref = SopRef.parse(ctx.sop_ref, field="sop")
+        room_sop = await sops.store.get(ref.sop_id, ref.version)
+        sop_id, scope = room_sop.sop_id, room_sop.scope
     else:
-        sop_id, scope = f"{scenario.id}-practice", f"scenario:{scenario.id}"
-    store = deps.sops.store
+        sop_id, scope = practice_target(ctx)
+    store = sops.store
     version = await store.next_version(sop_id)
     # Extraction is rare and explicit: reading the whole session is the point.
     draft = extract_draft(
-        deps.log.read_all(), sop_id=sop_id, version=version, scope=scope, session=str(deps.key)
+        ctx.log.read_all(), sop_id=sop_id, version=version, scope=scope, session=str(ctx.key)
     )
     if draft is None:
         content: dict[str, Any] = {"extracted": None, "why": "no employee turn to learn from yet"}
@@ -314,4 +312,4 @@ async def save_as_sop(deps: RoomDeps, sink: EventSink, message_id: str) -> None:
             f"staffroom sop approve {stored.ref} --by NAME",
         }
     meta = {"sop": content["extracted"]}
-    sink.emit(EventKind.EXTRACTION, "system", content, id=done_id, meta=meta)
+    ctx.events.emit(EventKind.EXTRACTION, "system", content, id=done_id, meta=meta)

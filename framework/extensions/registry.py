@@ -1,12 +1,11 @@
-"""What a Staffroom gives its rooms beyond their scenarios: registered tools and hooks.
+"""What a Staffroom gives its rooms beyond their scenarios: registered tools, hooks, blocks.
 
-``Staffroom.extensions`` starts with the built-ins (``runtime/builtins.py``): the workspace
-tools, the memory tool, save-as-SOP on a person's request, the SOP feedback at the end of a
-run, and consolidation after replies and at the end of a session. An embedder adds its own
-before opening rooms::
+``Staffroom.extensions`` starts with the built-ins (``runtime/defaults.py`` calls each
+feature's ``register``: the workspace tools, memory, SOPs, knowledge). An embedder adds its
+own before opening rooms::
 
     staff.extensions.add_tool("search_kb", build_search_tool)
-    staff.extensions.hooks.on(HookPoint.SESSION_END, write_journal)
+    staff.extensions.hooks.on_session_ended(write_journal)
 
 Hooks apply at once to every room; a tool to the rooms built after it is added. The turn,
 the prompt and the graph read them from the room, so adding one edits none of them.
@@ -16,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from framework.runtime.hooks import Hooks
-from framework.runtime.prompt_blocks import PromptBlocks
-from framework.runtime.room_tools import RoomTools, ToolBuilder, ToolEntry, everyone
+from framework.extensions.legacy import HooksWithShim
+from framework.extensions.prompt_blocks import PromptBlocks
+from framework.extensions.tools import RoomTools, ToolBuilder, ToolEntry, everyone
 from framework.specs.employee import EmployeeCard
 
 
@@ -27,7 +26,8 @@ class Extensions:
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolEntry] = {}
-        self.hooks = Hooks()
+        self.hooks = HooksWithShim()
+        """Hooks by point (``on_message_routed``, ``on_reply_logged``, ...)."""
         self.blocks = PromptBlocks()
         """Text blocks every turn's system prompt carries (see ``prompt_blocks.py``)."""
 
@@ -40,7 +40,7 @@ class Extensions:
     ) -> None:
         """Give rooms built from now on the tool ``name`` (``given_to``: which employees).
 
-        ``build`` gets a :class:`~framework.runtime.room_tools.ToolScope` (session,
+        ``build`` gets a :class:`~framework.extensions.tools.ToolScope` (session,
         employee, the person served, workspace, memory) and returns the Tool.
         """
         if name in self._tools:

@@ -1,6 +1,6 @@
 """A room's tools, decided once when the room is built: the turn calls them, the prompt lists them.
 
-Tools are registered (:meth:`framework.runtime.extensions.Extensions.add_tool`), never wired
+Tools are registered (:meth:`framework.extensions.registry.Extensions.add_tool`), never wired
 into the turn: each entry says how to build the tool for one employee serving one person,
 and which employees hold it. The built-in entries are the workspace tools (held by employees
 whose card lists them) and the memory tool (held by everyone).
@@ -10,13 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from framework.memory.store import MemoryStore
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import SessionKey
 from framework.sessions.workspace import Workspace
 from framework.specs.employee import EmployeeCard
 from framework.tools.base import Tool
+
+
+class MemoryFiles(Protocol):
+    """The memory store as a tool builder sees it (the store itself sits above this layer)."""
+
+    def memory(self, employee: str, user: str) -> object:
+        """The MEMORY.md of ``employee`` about ``user``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +36,8 @@ class ToolScope:
     user: str
     """The person this turn serves (the latest to speak; in a DM, the DM's user)."""
     workspace: Workspace
-    memory: MemoryStore
+    memory: MemoryFiles
+    """The memory store (a feature that needs the typed store captures it when it registers)."""
     claims: dict[str, str] | None = None
     """In a parallel step: workspace paths already written by a lane of this step, with the
     employee who wrote them (shared by the step's lanes; None outside parallel steps)."""
