@@ -126,14 +126,6 @@ E = TypeVar("E", MessageRouted, ReplyLogged, BackgroundDue, RunEnded, SessionEnd
 Hook = Callable[[E, "HookContext"], Awaitable[None]]
 """An async function of a point's event and the session's context."""
 
-POINT_OF: dict[type[HookEvent], HookPoint] = {
-    MessageRouted: HookPoint.MESSAGE,
-    ReplyLogged: HookPoint.REPLY,
-    BackgroundDue: HookPoint.BACKGROUND,
-    RunEnded: HookPoint.RUN_END,
-    SessionEnded: HookPoint.SESSION_END,
-}
-
 RECORDED = (StaffroomError, OSError, sqlite3.Error)
 """Failures a hook may have that are recorded, not raised (the room carries on)."""
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from framework.extensions.context import HookContext
 from framework.extensions.hooks import (
     BackgroundDue,
+    HookEvent,
     HookPoint,
     Hooks,
     MessageRouted,
@@ -104,8 +105,7 @@ LegacyHook = Callable[[HookCall], Awaitable[None]]
 """An old-style hook: an async function of a :class:`HookCall`."""
 
 
-def _call(point: HookPoint, event: Any, ctx: HookContext) -> HookCall:
-    base = HookCall(point, ctx, ctx.events, event.id)
+def _call(point: HookPoint, event: HookEvent, ctx: HookContext) -> HookCall:
     match event:
         case MessageRouted():
             return HookCall(point, ctx, ctx.events, event.id, message=event.message)
@@ -117,7 +117,8 @@ def _call(point: HookPoint, event: Any, ctx: HookContext) -> HookCall:
         case SessionEnded():
             ended = SessionEnd(event.reason, event.first, event.last, event.events)
             return HookCall(point, ctx, ctx.events, event.id, session=ended)
-    return base
+        case BackgroundDue():
+            return HookCall(point, ctx, ctx.events, event.id)
 
 
 class HooksWithShim(Hooks):
