@@ -158,14 +158,27 @@ async def test_an_old_style_hook_still_runs_and_warns(settings: Settings) -> Non
         seen.append((call.session.reason, call.room.settings))
         call.events.emit(EventKind.PLAN, "system", {"note": "journal"}, id=f"{call.id}-journal")
 
+    async def heard(call: HookCall) -> None:
+        assert call.message is not None
+        seen.append(("message", call.message["content"]))
+
+    async def replied(call: HookCall) -> None:
+        assert call.reply is not None
+        seen.append(("reply", call.reply.employee))
+
     async with await Staffroom.open(settings=settings) as staff:
         with pytest.warns(DeprecationWarning, match="on_session_ended"):
             staff.extensions.hooks.on(HookPoint.SESSION_END, journal)
+        with pytest.warns(DeprecationWarning, match="on_message_routed"):
+            staff.extensions.hooks.on(HookPoint.MESSAGE, heard)
+        with pytest.warns(DeprecationWarning, match="on_reply_logged"):
+            staff.extensions.hooks.on(HookPoint.REPLY, replied)
         dm = await staff.dm("pm", "alice")
         await drain(dm.post("你好", author="alice"))
         with pytest.warns(DeprecationWarning, match="HookCall.room is deprecated"):
             ended = await dm.close()
-    assert seen == [("closed", staff.settings)], "call.room.settings: the runtime Settings"
+    assert seen[:2] == [("message", "你好"), ("reply", "pm")]
+    assert seen[2:] == [("closed", staff.settings)], "call.room.settings: the runtime Settings"
     ids = [e.id for e in ended]
     assert f"{ended[-1].id}-journal" in ids[:-1], "its event, before the session's end"
 
