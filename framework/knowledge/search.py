@@ -21,19 +21,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.names import is_name
 
 from .documents import Partition, SearchResult, parse_partition
 from .index import KnowledgeIndex
-from .library import NotEntitledError
+from .library import Library, NotEntitledError
 
-if TYPE_CHECKING:  # base.py opens searches through this module
-    from .base import KnowledgeBase
+__all__ = ["Collection", "Shelves", "collections_for", "search"]
 
-__all__ = ["Collection", "collections_for", "search"]
+
+class Shelves(Protocol):
+    """What a search reads (:class:`~framework.knowledge.base.KnowledgeBase` fits): the
+    library's partitions, and the data folder's topic and journal folders."""
+
+    @property
+    def library(self) -> Library: ...
+
+    @property
+    def folder(self) -> DataFolder: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +56,7 @@ class Collection:
 
 
 def collections_for(
-    kb: KnowledgeBase, employee: str | None, partition: Partition | str = Partition.OPEN
+    kb: Shelves, employee: str | None, partition: Partition | str = Partition.OPEN
 ) -> list[Collection]:
     """The collections a search by ``employee`` (None: the CLI's operator) may read in
     ``partition``; :class:`~framework.knowledge.library.NotEntitledError` for an isolated
@@ -78,7 +87,7 @@ async def sync(index: KnowledgeIndex, collections: list[Collection]) -> None:
 
 
 async def search(
-    kb: KnowledgeBase,
+    kb: Shelves,
     index: KnowledgeIndex,
     query: str,
     *,
@@ -101,7 +110,7 @@ async def search(
     )
 
 
-def _employees(kb: KnowledgeBase) -> list[str]:
+def _employees(kb: Shelves) -> list[str]:
     """Everyone with topic files or journals on disk, sorted."""
     names: set[str] = set()
     for root in (kb.folder.knowledge_dir, kb.folder.journals_dir):

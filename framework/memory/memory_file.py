@@ -52,7 +52,7 @@ from framework.memory.entries import (
 )
 from framework.memory.fact_log import FactLog, Superseded
 from framework.memory.fact_rules import same_fact, superseded_by
-from framework.memory.file_messages import cap_message, not_utf8
+from framework.memory.refusals import cap_message, not_utf8
 from framework.memory.similarity import Similarity, normalize, normalized_similarity
 
 __all__ = [

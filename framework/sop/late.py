@@ -15,9 +15,9 @@ from collections.abc import Iterable, Sequence
 from framework.language import language_of
 from framework.phrases import Phrase
 from framework.sessions.events import Event
+from framework.sop.corrections import parse_correction
 from framework.sop.outcomes import stated_score
 from framework.sop.remarks import confirmed_corrections
-from framework.sop.reviser import parse_correction
 
 NOT_IN_RUN = Phrase(
     en="{person}: your feedback on {sop} does not count: only the people who took part in "

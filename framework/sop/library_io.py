@@ -26,8 +26,8 @@ import yaml
 from framework.errors import InputError, SopCardError
 from framework.specs.sop_card import SopCard, SopLibrary, load_sop_card
 
-from .model import Approval, ChangeLogEntry, SopVersion, Status, Step
-from .store import SopStore, same_content
+from .model import Approval, ChangeLogEntry, SopVersion, Status, Step, same_content
+from .store import SopStore
 
 APPROVALS_HEADING = "## Approvals"
 _RANK = {Status.DRAFT: 0, Status.PUBLISHED: 1, Status.DEPRECATED: 2}

@@ -1,15 +1,17 @@
 """SOP data inside Staffroom: immutable versions, steps, reviews and outcomes (plain data).
 
 The edge format is the SOP card (``framework/specs/sop_card.py``); the store
-(``framework/sop/store.py``) persists these; scoring, edits and revision are pure functions
-over them.
+(``framework/sop/store.py``) persists these, in the stored forms at the end of this module;
+scoring, edits and revision are pure functions over them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 
 class Status(StrEnum):
@@ -137,3 +139,57 @@ class VersionMetrics:
     hit_rate_by_user: dict[str, float] = field(default_factory=dict)
     """Per user: share of that user's runs that succeeded without corrections."""
     last_used: str = ""
+
+
+def same_content(a: SopVersion, b: SopVersion) -> bool:
+    """True if two versions describe the same procedure (goal, scope, steps, body).
+
+    Status, approvals and change_log are left out on purpose: they change over a version's
+    life (review, deprecation) while the procedure itself never does.
+    """
+    return (a.goal, a.scope, a.steps, a.body.strip()) == (b.goal, b.scope, b.steps, b.body.strip())
+
+
+def steps_json(steps: Sequence[Step]) -> str:
+    """The stored form of ``steps`` (the store's ``steps`` column): a JSON list of objects."""
+    # A step without products is stored as before products existed, so the rows of such
+    # versions stay readable by older code sharing the data folder.
+    rows = [{k: v for k, v in asdict(s).items() if k != "produces" or v} for s in steps]
+    return json.dumps(rows, ensure_ascii=False)
+
+
+def step_from_row(item: dict[str, Any]) -> Step:
+    """One step of :func:`steps_json`'s list, read back."""
+    lists = {k: tuple(item.get(k, ())) for k in ("speakers", "tools", "produces")}
+    return Step(**{**item, **lists})
+
+
+_CORRECTION_FIELDS = frozenset(Correction.__dataclass_fields__)
+
+
+def outcome_row(outcome: Outcome) -> dict[str, Any]:
+    """The stored form of ``outcome`` (a row of the store's ``outcomes`` table)."""
+    row = {**asdict(outcome), "success": int(outcome.success)}
+    # asdict gives dicts; ``confirmed`` only when set, so older readers of the file can
+    # still build their Correction from the row.
+    said = [{k: v for k, v in c.items() if k != "confirmed" or v} for c in row["corrections"]]
+    row["corrections"] = json.dumps(said, ensure_ascii=False)
+    row["failures"] = json.dumps(row["failures"], ensure_ascii=False)
+    return row
+
+
+def outcome_from_row(row: dict[str, Any]) -> Outcome:
+    """:func:`outcome_row`'s row read back (its ``id`` column is the store's own)."""
+    return Outcome(
+        **{
+            **{k: v for k, v in row.items() if k != "id"},
+            "success": bool(row["success"]),
+            "corrections": tuple(_correction(c) for c in json.loads(row["corrections"])),
+            "failures": tuple(json.loads(row["failures"])),
+        }
+    )
+
+
+def _correction(row: dict[str, Any]) -> Correction:
+    # A field a newer version added is left out rather than failing the read.
+    return Correction(**{k: v for k, v in row.items() if k in _CORRECTION_FIELDS})

@@ -23,9 +23,9 @@ from framework.language import snippet
 from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind
 from framework.sessions.workspace import Workspace
+from framework.sop.corrections import parse_correction
 from framework.sop.model import Correction, Outcome
 from framework.sop.remarks import confirmed_corrections
-from framework.sop.reviser import parse_correction
 
 # "评分: 4/5", "score 0.8", "打分 80%": a person's verdict on the run.
 _SCORE = re.compile(
@@ -196,7 +196,7 @@ def run_corrections(events: Sequence[Event]) -> tuple[Correction, ...]:
     """The run's corrections, each counted once, in the order first said.
 
     Two sources: every line of every message that is a correction in the structured form
-    (:func:`~framework.sop.reviser.parse_correction`; a person's or an employee's, ``by``
+    (:func:`~framework.sop.corrections.parse_correction`; a person's or an employee's, ``by``
     says whose), and the corrections of ``confirmed`` remark events (a free remark the room
     read, showed back, and its person confirmed; an understood remark never confirmed does
     not count). The same correction (:func:`correction_key`) said again in the run, or

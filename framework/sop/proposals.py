@@ -6,7 +6,7 @@ retired ("superseded"), and its approvals do not carry over: reviewers approve t
 Versions stay immutable: nothing is edited in place, a new number is made. A proposal whose
 steps equal an existing version re-selects it instead of making a copy; one equal to a
 retired version is not made again, unless it puts steps back as they were before a dispute
-(:class:`~framework.sop.reviser.RevisionPlan`), which is exactly what is wanted then.
+(:class:`~framework.sop.revision_plan.RevisionPlan`), which is exactly what is wanted then.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from framework.phrases import Phrase
 from framework.sessions.events import utc_now
 from framework.sop.edits import EditOp, apply_edits
 from framework.sop.model import ChangeLogEntry, SopVersion, Status
-from framework.sop.model_reviser import Evidence, Proposal, Reviser
-from framework.sop.reviser import revision_reason
+from framework.sop.revisers import Evidence, Proposal, Reviser
+from framework.sop.revision_plan import revision_reason
 from framework.sop.store import SopStore
 
 SUPERSEDED = "superseded"

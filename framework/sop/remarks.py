@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from framework.language import snippet
 from framework.phrases import Phrase
 from framework.sessions.events import Event
+from framework.sop.corrections import parse_correction
 from framework.sop.model import Correction, CorrectionKind, Step
 from framework.sop.remark_answers import (
     ANSWERED,
@@ -41,7 +42,6 @@ from framework.sop.remark_answers import (
     verdict,
 )
 from framework.sop.remark_words import may_correct
-from framework.sop.reviser import parse_correction
 
 __all__ = [
     "ANSWERED",
@@ -99,7 +99,7 @@ def is_candidate(text: str, steps: Sequence[Step]) -> bool:
     """Whether a person's ``text`` may correct the run's ``steps`` in free words.
 
     Cheap on purpose (only candidates cost a model call): not an SOP correction in the
-    structured form (:func:`~framework.sop.reviser.parse_correction` reads one: it counts as
+    structured form (:func:`~framework.sop.corrections.parse_correction` reads one: it counts as
     it is), not a yes or no to a named remark ("yes, remark 2"), not a bare confirmation,
     and :func:`~framework.sop.remark_words.may_correct`: a correction cue and a reference to
     the steps, read as words (never substrings).

@@ -22,7 +22,6 @@ from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
 from framework.sop.late import refusal
 from framework.sop.model import Outcome
-from framework.sop.model_reviser import Proposal, Reviser, model_reviser, recorded, rule_reviser
 from framework.sop.outcomes import (
     SUCCESS_AT,
     correction_key,
@@ -32,6 +31,7 @@ from framework.sop.outcomes import (
 )
 from framework.sop.proposals import Revision
 from framework.sop.ref import SopRef
+from framework.sop.revisers import Proposal, Reviser, model_reviser, recorded, rule_reviser
 from framework.sop.service import SopService
 from framework.sop.trials import TrialPolicy
 

@@ -16,9 +16,9 @@ from framework.errors import InputError, UnknownNameError
 from framework.sop import trial_flow
 from framework.sop.library_io import import_library
 from framework.sop.model import Outcome, SopVersion
-from framework.sop.model_reviser import Evidence, Reviser, rule_reviser
 from framework.sop.proposals import Revision, propose
 from framework.sop.ref import SopRef
+from framework.sop.revisers import Evidence, Reviser, rule_reviser
 from framework.sop.scoring import (
     Candidate,
     Choice,

@@ -10,26 +10,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, replace
-from typing import Any
+from dataclasses import replace
+from pathlib import Path
+from typing import Self
 
 import aiosqlite
 
 from framework.errors import InputError, SopCardError, UnknownNameError
 from framework.sessions.events import utc_now as now
 
+from .connection import SopConnection, open_connection
 from .model import (
     Approval,
     ChangeLogEntry,
-    Correction,
     Outcome,
     SopVersion,
     Status,
     VersionMetrics,
+    outcome_from_row,
+    outcome_row,
+    same_content,
+    step_from_row,
+    steps_json,
 )
 from .ref import SopRef
 from .review import unapproved
-from .store_base import BUSY_TIMEOUT_S, StoreBase, same_content, step_from_row, steps_json
 from .trials import ENDED, PROMOTED, Trial
 
 _APPROVE = "INSERT OR IGNORE INTO approvals VALUES (?, ?, ?, ?, ?)"
@@ -43,16 +48,29 @@ _END_OPEN_TRIALS = (
 )
 
 
-_CORRECTION_FIELDS = frozenset(Correction.__dataclass_fields__)
+async def _set_status(conn: aiosqlite.Connection, sop_id: str, v: int, s: Status) -> None:
+    # The one UPDATE the store ever makes to a version row.
+    sql = "UPDATE versions SET status = ? WHERE sop_id = ? AND version = ?"
+    await conn.execute(sql, (s.value, sop_id, v))
 
 
-def _correction(row: dict[str, Any]) -> Correction:
-    # A field a newer version added is left out rather than failing the read.
-    return Correction(**{k: v for k, v in row.items() if k in _CORRECTION_FIELDS})
-
-
-class SopStore(StoreBase):
+class SopStore:
     """Async access to ``sops.sqlite``. Open with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        """Wrap an open connection; use :meth:`open` instead."""
+        self._db = SopConnection(conn, path)
+        self.path = path
+
+    @classmethod
+    async def open(cls, path: str | Path) -> Self:
+        """Open (creating if needed) the store at ``path``: a file, or a folder to hold
+        ``sops.sqlite``. :class:`StorageError` if it cannot be opened."""
+        return cls(*await open_connection(path))
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self._db.close()
 
     async def add_version(
         self, version: SopVersion, *, reviewers: Sequence[str] = ()
@@ -65,7 +83,7 @@ class SopStore(StoreBase):
         """
         if not version.sop_id or "@" in version.sop_id or not version.steps:
             raise InputError(f"SOP {version.ref} needs an id without '@' and at least one step")
-        async with self._write() as conn:
+        async with self._db.write() as conn:
             existing = await self._load(version.sop_id, version.version)
             if existing is not None and same_content(existing, version):
                 return existing
@@ -107,7 +125,7 @@ class SopStore(StoreBase):
         declare products (its card declares them now): the stored steps must declare none
         and otherwise equal ``version``'s, else :class:`SopCardError`.
         """
-        async with self._write() as conn:
+        async with self._db.write() as conn:
             stored = await self.get(version.sop_id, version.version)
             bare = tuple(replace(s, produces=()) for s in version.steps)
             if any(s.produces for s in stored.steps) or bare != stored.steps:
@@ -122,7 +140,7 @@ class SopStore(StoreBase):
 
     async def next_version(self, sop_id: str) -> int:
         """The number the next version of ``sop_id`` must have (1 for a new SOP)."""
-        (row,) = await self._rows("SELECT MAX(version) FROM versions WHERE sop_id = ?", sop_id)
+        (row,) = await self._db.rows("SELECT MAX(version) FROM versions WHERE sop_id = ?", sop_id)
         return int(row[0] or 0) + 1
 
     async def _load(self, sop_id: str, version: int) -> SopVersion | None:
@@ -131,14 +149,20 @@ class SopStore(StoreBase):
     async def _versions(self, sop_id: str) -> list[SopVersion]:
         # An SOP has a handful of versions: loading all of them keeps one query shape.
         logs: dict[int, list[ChangeLogEntry]] = {}
-        for r in await self._rows("SELECT * FROM change_log WHERE sop_id = ? ORDER BY seq", sop_id):
+        for r in await self._db.rows(
+            "SELECT * FROM change_log WHERE sop_id = ? ORDER BY seq", sop_id
+        ):
             entry = ChangeLogEntry(r["entry_version"], r["why"], r["by"], r["source"])
             logs.setdefault(r["version"], []).append(entry)
         approvals: dict[int, list[Approval]] = {}
-        for r in await self._rows("SELECT * FROM approvals WHERE sop_id = ? ORDER BY at", sop_id):
+        for r in await self._db.rows(
+            "SELECT * FROM approvals WHERE sop_id = ? ORDER BY at", sop_id
+        ):
             approval = Approval(r["reviewer"], r["at"], r["note"])
             approvals.setdefault(r["version"], []).append(approval)
-        rows = await self._rows("SELECT * FROM versions WHERE sop_id = ? ORDER BY version", sop_id)
+        rows = await self._db.rows(
+            "SELECT * FROM versions WHERE sop_id = ? ORDER BY version", sop_id
+        )
         return [
             SopVersion(
                 **{
@@ -171,11 +195,11 @@ class SopStore(StoreBase):
 
     async def sop_ids(self) -> list[str]:
         """All SOP ids, sorted."""
-        return [r[0] for r in await self._rows("SELECT id FROM sops ORDER BY id")]
+        return [r[0] for r in await self._db.rows("SELECT id FROM sops ORDER BY id")]
 
     async def for_scope(self, scope: str) -> list[str]:
         """Ids of SOPs whose latest version has exactly this scope, sorted."""
-        rows = await self._rows("SELECT id FROM sops WHERE scope = ? ORDER BY id", scope)
+        rows = await self._db.rows("SELECT id FROM sops WHERE scope = ? ORDER BY id", scope)
         return [r[0] for r in rows]
 
     async def approve(
@@ -184,7 +208,7 @@ class SopStore(StoreBase):
         """Record ``reviewer``'s approval (once per reviewer); deprecated versions refuse it."""
         if not reviewer.strip():
             raise InputError("a reviewer is needed to approve", field="reviewer")
-        async with self._write() as conn:
+        async with self._db.write() as conn:
             current = await self.get(sop_id, version)
             if current.status is Status.DEPRECATED:
                 raise InputError(f"SOP {current.ref} is deprecated and cannot be approved")
@@ -210,7 +234,7 @@ class SopStore(StoreBase):
         open trial of another version ends unjudged). ``by``: the person who published it,
         recorded in the change_log as ``published`` (policy publishes name nobody).
         """
-        async with self._write() as conn:
+        async with self._db.write() as conn:
             current = await self.get(sop_id, version)
             if current.status is Status.DEPRECATED:
                 fix = f"make a new version from it: {sop_id}@{await self.next_version(sop_id)}"
@@ -219,10 +243,10 @@ class SopStore(StoreBase):
                 return current
             needed = [*await self.reviewers(sop_id, version), *required_reviewers]
             unapproved(current, needed, need_approval=need_approval)
-            await self._set_status(conn, sop_id, version, Status.PUBLISHED)
+            await _set_status(conn, sop_id, version, Status.PUBLISHED)
             if by is not None:
                 await conn.execute(_LOG, (sop_id, version, version, PUBLISHED_NOTE, by, None))
-            others = await self._rows(
+            others = await self._db.rows(
                 "SELECT 1 FROM versions WHERE sop_id = ? AND version != ? AND status = ?",
                 sop_id,
                 version,
@@ -240,7 +264,7 @@ class SopStore(StoreBase):
 
     async def request_review(self, sop_id: str, version: int, reviewers: Sequence[str]) -> None:
         """Record who must approve the draft ``sop_id@version`` before it is published."""
-        async with self._write() as conn:
+        async with self._db.write() as conn:
             current = await self.get(sop_id, version)
             if current.status is not Status.DRAFT:
                 raise InputError(f"SOP {current.ref} is {current.status}: only a draft is reviewed")
@@ -252,12 +276,12 @@ class SopStore(StoreBase):
     async def reviewers(self, sop_id: str, version: int) -> list[str]:
         """Who must approve ``sop_id@version``, as recorded when it was proposed."""
         sql = "SELECT reviewer FROM reviewers WHERE sop_id = ? AND version = ? ORDER BY rowid"
-        return [r[0] for r in await self._optional_rows(sql, sop_id, version)]
+        return [r[0] for r in await self._db.optional_rows(sql, sop_id, version)]
 
     async def trials(self, sop_id: str) -> list[Trial]:
         """Every trial of ``sop_id``'s versions, oldest first (at most one is open)."""
         sql = "SELECT * FROM trials WHERE sop_id = ? ORDER BY started_at, version"
-        return [Trial(**dict(r)) for r in await self._optional_rows(sql, sop_id)]
+        return [Trial(**dict(r)) for r in await self._db.optional_rows(sql, sop_id)]
 
     async def end_trial(
         self, trial: Trial, verdict: str, reason: str, *, retire: int | None = None, why: str = ""
@@ -266,7 +290,7 @@ class SopStore(StoreBase):
         ``retire`` (the loser) with ``why`` in its change_log; a promoted trial version's
         change_log gets the reason. False if it had already ended (another process judged it
         first): then nothing changes."""
-        async with self._write() as conn:
+        async with self._db.write() as conn:
             cursor = await conn.execute(
                 "UPDATE trials SET ended_at = ?, verdict = ?, reason = ? "
                 "WHERE sop_id = ? AND version = ? AND ended_at IS NULL",
@@ -280,7 +304,7 @@ class SopStore(StoreBase):
             if retire is not None:
                 loser = await self.get(trial.sop_id, retire)
                 if loser.status is not Status.DEPRECATED:
-                    await self._set_status(conn, trial.sop_id, retire, Status.DEPRECATED)
+                    await _set_status(conn, trial.sop_id, retire, Status.DEPRECATED)
                     entry = (trial.sop_id, retire, retire, f"deprecated: {why}", "trial", None)
                     await conn.execute(_LOG, entry)
         return True
@@ -291,10 +315,10 @@ class SopStore(StoreBase):
         """Retire a version; the reason goes to its change_log. Repeating it is a no-op."""
         if not reason.strip():
             raise InputError("say why the version is deprecated", field="reason")
-        async with self._write() as conn:
+        async with self._db.write() as conn:
             current = await self.get(sop_id, version)
             if current.status is not Status.DEPRECATED:
-                await self._set_status(conn, sop_id, version, Status.DEPRECATED)
+                await _set_status(conn, sop_id, version, Status.DEPRECATED)
                 entry = (sop_id, version, version, DEPRECATED_NOTE + reason, by, None)
                 await conn.execute(_LOG, entry)
         return await self.get(sop_id, version)
@@ -309,58 +333,45 @@ class SopStore(StoreBase):
         """Note that ``session`` used ``sop_ref`` (e.g. it filled a room's announcement)."""
         await self._require_ref(sop_ref)
         sql = 'INSERT INTO "references" (sop_ref, session, user, at) VALUES (?, ?, ?, ?)'
-        await self._write_one(sql, (sop_ref, session, user, at or now()))
+        await self._db.write_one(sql, (sop_ref, session, user, at or now()))
 
     async def record_outcome(self, outcome: Outcome, *, amend: bool = False) -> None:
         """Store how a run went; the same outcome (ref, session, ``at``) twice is kept once.
         With ``amend`` the stored one is replaced (feedback that came after the run closed)."""
         await self._require_ref(outcome.sop_ref)
-        row = {**asdict(outcome), "success": int(outcome.success), "at": outcome.at or now()}
-        # asdict gives dicts; ``confirmed`` only when set, so older readers of the file can
-        # still build their Correction from the row.
-        said = [{k: v for k, v in c.items() if k != "confirmed" or v} for c in row["corrections"]]
-        row["corrections"] = json.dumps(said, ensure_ascii=False)
-        row["failures"] = json.dumps(row["failures"], ensure_ascii=False)
+        row = outcome_row(replace(outcome, at=outcome.at or now()))
         sql = f"INSERT OR IGNORE INTO outcomes ({', '.join(row)}) VALUES (:{', :'.join(row)})"
         if amend:
             kept = ("sop_ref", "session", "at")
             changed = ", ".join(f"{k} = excluded.{k}" for k in row if k not in kept)
             sql = sql.replace("INSERT OR IGNORE", "INSERT")
             sql += f" ON CONFLICT (sop_ref, session, at) DO UPDATE SET {changed}"
-        await self._write_one(sql, row)
+        await self._db.write_one(sql, row)
 
     async def record_replacement(self, old_ref: str, new_ref: str) -> None:
         """Note that ``new_ref`` was made to replace ``old_ref`` (counted once per pair)."""
         await self._require_ref(old_ref)
         await self._require_ref(new_ref)
         sql = "INSERT OR IGNORE INTO replacements VALUES (?, ?, ?)"
-        await self._write_one(sql, (old_ref, new_ref, now()))
+        await self._db.write_one(sql, (old_ref, new_ref, now()))
 
     async def outcomes(self, sop_ref: str) -> list[Outcome]:
         """Outcomes recorded against ``sop_ref``, oldest first."""
-        rows = await self._rows("SELECT * FROM outcomes WHERE sop_ref = ? ORDER BY at, id", sop_ref)
-        return [
-            Outcome(
-                **{
-                    **{k: v for k, v in dict(r).items() if k != "id"},
-                    "success": bool(r["success"]),
-                    "corrections": tuple(_correction(c) for c in json.loads(r["corrections"])),
-                    "failures": tuple(json.loads(r["failures"])),
-                }
-            )
-            for r in rows
-        ]
+        rows = await self._db.rows(
+            "SELECT * FROM outcomes WHERE sop_ref = ? ORDER BY at, id", sop_ref
+        )
+        return [outcome_from_row(dict(r)) for r in rows]
 
     async def metrics(self, sop_ref: str) -> VersionMetrics:
         """Aggregate references, outcomes and replacements of one version."""
-        runs = await self._rows(
+        runs = await self._db.rows(
             "SELECT user, COUNT(*) AS runs, SUM(success) AS ok, "
             "SUM(json_array_length(corrections)) AS corr, SUM(duration_s) AS dur, "
             "SUM(success AND json_array_length(corrections) = 0) AS hits, MAX(at) AS last "
             "FROM outcomes WHERE sop_ref = ? GROUP BY user ORDER BY user",
             sop_ref,
         )
-        (refs,) = await self._rows(
+        (refs,) = await self._db.rows(
             "SELECT COUNT(*) AS n, MAX(at) AS last, (SELECT COUNT(*) FROM replacements WHERE "
             'old_ref = ?1) AS replaced FROM "references" WHERE sop_ref = ?1',
             sop_ref,
@@ -378,4 +389,4 @@ class SopStore(StoreBase):
         )
 
 
-__all__ = ["BUSY_TIMEOUT_S", "DEPRECATED_NOTE", "PUBLISHED_NOTE", "SopStore", "same_content"]
+__all__ = ["DEPRECATED_NOTE", "PUBLISHED_NOTE", "SopStore"]

@@ -8,7 +8,8 @@ and the catalog it is given (usually the shipped one) for whatever is missing.
 Loading never stops at a broken file: its error is kept (:attr:`Catalog.problems`) and raised
 when what it defines is looked up, so ``run other-scenario``, ``dm`` and ``validate good.yaml``
 work while one file is being fixed. The checks across files live in
-:mod:`framework.specs.scenario_checks`.
+:mod:`framework.specs.scenario_checks`, and ``staffroom validate``'s walk over files in
+:mod:`framework.specs.validation` (which builds catalogs, so this module never imports it).
 """
 
 from __future__ import annotations
@@ -258,18 +259,6 @@ class Catalog:
             return Path(file).relative_to(self.scenarios_dir.parent).as_posix()
         except ValueError:
             return f"{SCENARIOS}/{Path(file).name}"
-
-    def validate_paths(
-        self,
-        paths: Iterable[str | Path],
-        stored: Mapping[str, StoredSop] | None = None,
-        skip: Iterable[Path] = (),
-    ) -> list[InputError]:
-        """:func:`~framework.specs.validation.validate_paths` with this catalog as fallback."""
-        # Imported here: validation builds catalogs, so it imports this module.
-        from .validation import validate_paths
-
-        return validate_paths(paths, self, stored, skip)
 
     def check_scenario(
         self, scenario: Scenario, stored: Mapping[str, StoredSop] | None = None

@@ -8,7 +8,8 @@ runs them before a room starts, so a problem is reported with its file and line,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from framework.errors import (
     InputError,
@@ -21,14 +22,12 @@ from framework.language import room_language
 from framework.prompts.sandbox import render_string
 
 from ._explain import hint
+from .employee import EmployeeCard
 from .limits import MAX_TEXT_CHARS
 from .project import AGENTS
 from .scenario import Scenario
-from .sop_card import SopCard
+from .sop_card import SopCard, SopLibrary
 from .yaml_loader import field_name
-
-if TYPE_CHECKING:
-    from .catalog import Catalog
 
 _SOP_FIX = "write e.g. \"{{ best_sop('tech-article') }}\" with an existing SOP id"
 
@@ -43,8 +42,26 @@ class StoredSop(Protocol):
     def steps(self) -> Sequence[Any]: ...
 
 
+class Project(Protocol):
+    """What the checks read of a project (:class:`~framework.specs.catalog.Catalog` fits,
+    and calls them): its employees, those whose cards do not load, its SOP cards and where
+    its cards live."""
+
+    @property
+    def employees(self) -> Mapping[str, EmployeeCard]: ...
+
+    @property
+    def broken_employees(self) -> Mapping[str, InputError]: ...
+
+    @property
+    def sops(self) -> SopLibrary: ...
+
+    @property
+    def agents_dir(self) -> Path | None: ...
+
+
 def scenario_problems(
-    catalog: Catalog, scenario: Scenario, stored: Mapping[str, StoredSop] | None = None
+    catalog: Project, scenario: Scenario, stored: Mapping[str, StoredSop] | None = None
 ) -> list[InputError]:
     """Every problem of ``scenario`` against ``catalog``: unknown or broken participants,
     unknown or broken SOPs, SOP speakers who are not in the room, a sop template that fails.
@@ -81,7 +98,7 @@ def scenario_problems(
 
 
 def _stored_sop_problems(
-    catalog: Catalog, scenario: Scenario, version: StoredSop
+    catalog: Project, scenario: Scenario, version: StoredSop
 ) -> list[InputError]:
     # No card to point at: the scenario's sop line is where the room is told to use it.
     problems: list[InputError] = []
@@ -104,7 +121,7 @@ def _stored_sop_problems(
     return problems
 
 
-def _sop_problems(catalog: Catalog, scenario: Scenario, sop_id: str) -> list[InputError]:
+def _sop_problems(catalog: Project, scenario: Scenario, sop_id: str) -> list[InputError]:
     try:
         catalog.sops.best(sop_id)
     except UnknownNameError as exc:
@@ -128,7 +145,7 @@ def _sop_problems(catalog: Catalog, scenario: Scenario, sop_id: str) -> list[Inp
     return problems
 
 
-def template_problems(catalog: Catalog, scenario: Scenario) -> list[InputError]:
+def template_problems(catalog: Project, scenario: Scenario) -> list[InputError]:
     """Render the announcement's sop template as the room will, in the sandbox.
 
     A template that fails, runs over the sandbox's limits, calls ``best_sop`` with anything but
@@ -179,7 +196,7 @@ def template_problems(catalog: Catalog, scenario: Scenario) -> list[InputError]:
     return []
 
 
-def card_speaker_problems(catalog: Catalog, card: SopCard) -> list[InputError]:
+def card_speaker_problems(catalog: Project, card: SopCard) -> list[InputError]:
     """Speakers of ``card`` that are neither an employee's id nor a role in ``catalog``.
 
     Without any employee to compare with (a card checked on its own) there is nothing to say.
@@ -216,7 +233,7 @@ def card_speaker_problems(catalog: Catalog, card: SopCard) -> list[InputError]:
 
 
 def _stray_speaker(
-    catalog: Catalog, scenario: Scenario, card: SopCard, path: tuple[str | int, ...], name: str
+    catalog: Project, scenario: Scenario, card: SopCard, path: tuple[str | int, ...], name: str
 ) -> ScenarioError:
     choices = speaker_choices(catalog, scenario)
     # A known employee left out of the room is not a typo: suggesting a participant misleads.
@@ -233,7 +250,7 @@ def _stray_speaker(
     )
 
 
-def resolve_speaker(catalog: Catalog, scenario: Scenario, speaker: str) -> str:
+def resolve_speaker(catalog: Project, scenario: Scenario, speaker: str) -> str:
     """The employee id an SOP step's ``speaker`` means in ``scenario`` (see
     :meth:`Catalog.resolve_speaker`)."""
     matches = speaker_ids(catalog, scenario, speaker)
@@ -249,7 +266,7 @@ def resolve_speaker(catalog: Catalog, scenario: Scenario, speaker: str) -> str:
     return matches[0]
 
 
-def speaker_ids(catalog: Catalog, scenario: Scenario, speaker: str) -> list[str]:
+def speaker_ids(catalog: Project, scenario: Scenario, speaker: str) -> list[str]:
     """Participants ``speaker`` names: itself if it is one, else those with that role."""
     if speaker in scenario.participants:
         return [speaker]
@@ -260,13 +277,14 @@ def speaker_ids(catalog: Catalog, scenario: Scenario, speaker: str) -> list[str]
     ]
 
 
-def speaker_choices(catalog: Catalog, scenario: Scenario) -> list[str]:
+def speaker_choices(catalog: Project, scenario: Scenario) -> list[str]:
     """What a speaker may say in ``scenario``: participants' ids, then their roles."""
     roles = [catalog.employees[p].role for p in scenario.participants if p in catalog.employees]
     return list(dict.fromkeys([*scenario.participants, *roles]))
 
 
 __all__ = [
+    "Project",
     "card_speaker_problems",
     "resolve_speaker",
     "scenario_problems",

@@ -21,7 +21,7 @@ from framework.knowledge.gate import Rescan
 from framework.knowledge.items import ExtractionAnswer, Item, ItemAnswer
 from framework.models.structured import answer_format
 from framework.prompts.environment import PACKAGED, PromptRenderer
-from framework.sop.model_reviser import EXAMPLE, EditsAnswer
+from framework.sop.revisers import EXAMPLE, EditsAnswer
 from framework.specs.employee import EmployeeCard
 
 HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")

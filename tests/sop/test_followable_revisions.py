@@ -11,7 +11,7 @@ from framework import Event, EventKind, Room, Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.sop.edits import apply_edits
 from framework.sop.model import Correction, Outcome, SopVersion, Status, Step
-from framework.sop.reviser import plan_revision
+from framework.sop.revision_plan import plan_revision
 from framework.sop.service import SopService
 from framework.sop.store import SopStore
 from framework.specs.model_spec import ModelSpec

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from framework.sop.corrections import parse_correction
 from framework.sop.edits import EditOp, apply_edits
 from framework.sop.model import Correction, Outcome, SopVersion, Status, Step
-from framework.sop.reviser import parse_correction, plan_revision, propose_edits, revision_reason
+from framework.sop.revision_plan import plan_revision, propose_edits, revision_reason
 
 TOPIC = Step(("editor",), "定选题")
 DRAFT = Step(("writer",), "写初稿")

@@ -255,4 +255,4 @@ def test_user_scenario_loads_and_cross_checks(shipped: Catalog) -> None:
     sop = catalog.sops.best("launch-review")
     assert sop.steps[2].speakers == ["reviewer"] and sop.steps[2].waits_for_input
     assert "3. reviewer: List risks" in sop.render_text(language="en")
-    assert shipped.validate_paths([FIXTURES / "user_scenario"]) == []
+    assert validate_paths([FIXTURES / "user_scenario"], shipped) == []

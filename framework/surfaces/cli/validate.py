@@ -25,7 +25,7 @@ from framework.specs.models_file import MODELS_FILE, model_problems
 from framework.specs.project import SCENARIOS, SOPS, YAML_SUFFIXES, project_root
 from framework.specs.scenario import load_scenario
 from framework.specs.sop_card import load_sop_card
-from framework.specs.validation import spec_files
+from framework.specs.validation import spec_files, validate_paths
 from framework.staffroom import Staffroom
 from framework.surfaces.cli.render import labels_language
 
@@ -51,7 +51,7 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
     # The data folder holds a team's notes and logs, never its specs: it is not walked.
     skip = [settings.data_dir]
     store = asyncio.run(_store_view(settings, _libraries(paths, project, skip)))
-    errors = catalog.validate_paths(paths, store.bests, skip)
+    errors = validate_paths(paths, catalog, store.bests, skip)
     errors += [p for p in store.problems if str(p) not in {str(e) for e in errors}]
     # models.yaml and the model names cards use, for the project and any project folder named.
     roots = {project.resolve(): catalog}

@@ -15,9 +15,8 @@ from typing import Protocol
 from framework.errors import InputError, SopCardError
 from framework.sessions.events import utc_now
 from framework.sop.library_io import card_to_version
-from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step
+from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step, same_content
 from framework.sop.service import SopService
-from framework.sop.store import same_content
 from framework.specs.sop_card import SopCard, SopStep, split_front_matter
 from framework.specs.yaml_loader import load_yaml_text, validate
 

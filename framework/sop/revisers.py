@@ -27,7 +27,7 @@ from framework.prompts.environment import PromptRenderer
 from framework.sop.claims import resolve, step_key, step_label
 from framework.sop.edits import EditError, EditOp, apply_edits, describe, render_step
 from framework.sop.model import Outcome, SopVersion, Step
-from framework.sop.reviser import RevisionPlan, plan_revision
+from framework.sop.revision_plan import RevisionPlan, plan_revision
 from framework.specs.sop_text import sop_language
 
 RULES = "rules"
@@ -48,7 +48,7 @@ class Proposal:
     """What runs asked but was not done: opposing requests, removals others rely on."""
     disputed: bool = False
     """Some ops put steps back as they were before a dispute (see
-    :class:`~framework.sop.reviser.RevisionPlan`)."""
+    :class:`~framework.sop.revision_plan.RevisionPlan`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ def _plan(current: SopVersion, evidence: Evidence) -> RevisionPlan:
 
 
 async def rule_reviser(current: SopVersion, evidence: Evidence) -> Proposal:
-    """The rule-based reviser (see :func:`framework.sop.reviser.plan_revision`)."""
+    """The rule-based reviser (see :func:`framework.sop.revision_plan.plan_revision`)."""
     plan = _plan(current, evidence)
     return Proposal(plan.ops, by=RULES, conflicts=plan.conflicts, disputed=plan.disputed)
 

@@ -1,4 +1,8 @@
-"""The words MEMORY.md errors use: a file that is not UTF-8, a change over the cap."""
+"""Why a MEMORY.md write is refused: the file is not UTF-8, or the change is over the cap.
+
+Both answers name what fixes them (the ``iconv`` line; what to merge or drop), since the
+first is read by a person and the second by the model that tried the write.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,9 @@ import heapq
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from framework.errors import InputError
-
-if TYPE_CHECKING:  # memory_file.py calls these
-    from framework.memory.memory_file import MemoryChange, MemoryDoc
-
-SECTION_ORDER = ("identity", "project", "preferences", "facts")
+from framework.memory.entries import SECTION_IDS, MemoryChange, MemoryDoc
 
 
 def not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> InputError:
@@ -42,14 +41,12 @@ def cap_message(
     render: Callable[[MemoryDoc], str],
 ) -> str:
     """Why a change would overflow MEMORY.md, and what to merge or drop to make room."""
-    sizes = {s: sum(len(e) + 1 for e in sections[s]) for s in SECTION_ORDER}
-    largest = max(SECTION_ORDER, key=sizes.__getitem__)
-    longest = heapq.nlargest(3, ((len(e), e, s) for s in SECTION_ORDER for e in sections[s]))
+    sizes = {s: sum(len(e) + 1 for e in sections[s]) for s in SECTION_IDS}
+    largest = max(SECTION_IDS, key=sizes.__getitem__)
+    longest = heapq.nlargest(3, ((len(e), e, s) for s in SECTION_IDS for e in sections[s]))
     cut = [(s, e if n <= 60 else e[:60] + "…", n) for n, e, s in longest]
     named = "; ".join(f"[{s}] {e!r} ({n} chars)" for s, e, n in cut) or "none"
     entry = change.new or ""
-    from framework.memory.memory_file import MemoryDoc  # it calls this module
-
     if len(entry) + len(render(MemoryDoc())) > cap:
         # No merging of old entries can make room: the entry itself is the problem.
         return (
