@@ -1,7 +1,9 @@
-"""The architecture page's folder list matches framework/, and no module outgrows its budget."""
+"""The architecture page's folder list matches framework/; every module says what it does in its
+docstring and stays within its budget."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -42,6 +44,16 @@ def test_every_folder_is_on_the_architecture_page() -> None:
 
 def test_every_listed_folder_says_what_it_owns() -> None:
     assert {name for name, owns in documented_folders().items() if not owns} == set()
+
+
+def test_every_module_says_what_it_does() -> None:
+    # The docs list folders, not files: a module's docstring is where a reader learns its job.
+    silent = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "framework").rglob("*.py")
+        if p.name != "__init__.py" and ast.get_docstring(ast.parse(p.read_bytes())) is None
+    ]
+    assert silent == []
 
 
 def test_no_module_is_over_budget() -> None:
