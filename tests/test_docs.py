@@ -6,7 +6,8 @@ one per line (``\\`` continues a line, ``echo TEXT | staffroom ...`` feeds it st
 ``$EDITOR FILE`` line is the reader's own edit, skipped). Each example runs in a fresh copy
 of this repository's sample project, on the offline simulator, with a data folder of its
 own. ``<!-- run expect="TEXT" -->`` also asks that the example prints TEXT. ``make docs``
-builds the site with ``mkdocs build --strict`` (broken links and references fail there).
+builds the site with ``mkdocs build --strict`` (broken links and references fail there); the
+Python API page must list exactly the names ``framework/__init__.py`` exports.
 """
 
 from __future__ import annotations
@@ -115,6 +116,13 @@ def test_a_marked_example_runs(example: Example, project: Path, cli: Cli) -> Non
     assert output.strip(), f"{example.where} printed nothing"
     if example.expect:
         assert example.expect in output
+
+
+def test_the_python_api_page_documents_every_public_name() -> None:
+    import framework
+
+    page = (ROOT / "docs" / "reference" / "python-api.md").read_text(encoding="utf-8")
+    assert sorted(re.findall(r"^::: framework\.(\w+)$", page, re.M)) == sorted(framework.__all__)
 
 
 def test_the_readme_is_short_and_its_links_land() -> None:
