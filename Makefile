@@ -1,4 +1,5 @@
 # Two entry points (see README): `make demo` and `make test`. Both set up .venv first.
+# `make docs` builds the docs site into build/site (make test does too).
 # `make test-llm` is the real-model tier: it adds the `llm` extra and runs tests/llm on llama.cpp.
 PYTHON ?= python3
 VENV := .venv
@@ -6,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 
-.PHONY: demo demo-zh test test-llm lint setup clean browser
+.PHONY: demo demo-zh test test-llm lint docs setup clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,7 +46,12 @@ browser:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "note: no /usr/bin/chromium (apt-get install chromium): browser tests are skipped"
 
-test: lint browser
+# The docs site (mkdocs.yml, docs/) in strict mode: a broken link, include or API reference
+# fails. No network: nothing is fetched. The examples in it run in tests/test_docs.py.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
+test: lint browser docs
 	$(BIN)/pytest
 
 # Starts llama.cpp's server on 127.0.0.1 (a free port), runs `pytest -m llm tests/llm`, stops it.

@@ -22,7 +22,11 @@ PACKAGE = ROOT / "framework"
 
 
 def readme_layers() -> tuple[list[str], dict[str, str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The layers, lowest first, and which layer each top-level module belongs to.
+
+    They are written once, on the docs' architecture page (``docs/architecture.md``).
+    """
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = text.split("<!-- layers:start -->")[1].split("<!-- layers:end -->")[0]
     order: list[str] = []
     members: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""Size and range limits of what spec files may say, in one place (the README lists them).
+"""Size and range limits of what spec files may say, in one place (listed in the docs' errors page).
 
 Each limit is far above what a demanding team writes and far below what hurts:
 

@@ -142,7 +142,7 @@ async def test_dm_memory_and_consolidation_run(
             assert [e for e in dm.history() if e.kind == EventKind.FALLBACK]
         history = staff.memory.history(dm.key).recent(4000)
         assert history.strip()
-        # The README's example: the preference is kept, by the model's memory tool or, when the
+        # The memory page's example: the preference is kept, by the model's memory tool or, when the
         # model ignores the tool (this server never emits tool calls), by the statement rule
         # with a fallback event saying so.
         doc = staff.memory.memory("pm", "alice").read()

@@ -191,7 +191,7 @@ async def _run(
                 lifespan="on",
                 log_level=level,
                 timeout_graceful_shutdown=10,
-                # Set here, not left to uvicorn's defaults: the README's security section
+                # Set here, not left to uvicorn's defaults: the server guide's security section
                 # promises these (framework/surfaces/server/protocol.py answers in JSON).
                 http=protocol_for(limits),
                 h11_max_incomplete_event_size=limits.max_header_bytes,

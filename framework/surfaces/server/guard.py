@@ -236,7 +236,7 @@ def _too_large(cap: int) -> Problem:
         "too_large",
         f"the body is over {cap:,} bytes, the most this route takes",
         field="body",
-        fix="send less (the limits are in the README's security section; an operator can "
+        fix="send less (the limits are under Security in the docs' server guide; an operator can "
         "raise limits.body in server.yaml)",
     )
 
