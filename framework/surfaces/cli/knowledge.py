@@ -22,11 +22,11 @@ from rich.table import Table
 
 from framework.admin import require_writable
 from framework.knowledge.base import KnowledgeBase
+from framework.knowledge.hits import render_hits
 from framework.knowledge.topics import TopicStore
 from framework.memory.store import MemoryStore
 from framework.names import is_name
 from framework.phrases import Phrase
-from framework.runtime.knowledge_hooks import render_hits
 from framework.settings import Settings
 from framework.staffroom import Staffroom
 from framework.surfaces.cli.options import label_language, settings_for
