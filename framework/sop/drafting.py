@@ -5,7 +5,8 @@ scope (where the published version is offered), carry approvals in its text, or 
 reviewers the draft it edits awaited; its reviewers are stored with it in one transaction.
 
 :func:`save_edit` is the one way in: ``POST /api/sops/{id}/versions`` and ``staffroom sop
-edit`` both call it, so the two surfaces cannot drift apart (they only translate).
+edit`` both call it, so the two surfaces cannot drift apart (they only translate). Approving
+and publishing go through :func:`approve` and :func:`publish` the same way.
 """
 
 from __future__ import annotations
@@ -75,6 +76,22 @@ async def save_edit(service: SopService, sop_id: str, edit: Edit) -> SopVersion:
         field="version",
         fix="send the edit again",
     )
+
+
+async def approve(
+    service: SopService, sop_id: str, version: int, reviewer: str, note: str | None = None
+) -> SopVersion:
+    """Record ``reviewer``'s approval of the draft ``sop_id@version`` (approving twice
+    changes nothing); the name is stored trimmed, whichever surface it came from."""
+    return await service.store.approve(sop_id, version, reviewer.strip(), note)
+
+
+async def publish(
+    service: SopService, sop_id: str, version: int, *, required: Sequence[str], by: str | None
+) -> SopVersion:
+    """Publish the draft once its recorded reviewers and every one of ``required`` (names
+    trimmed) approved it, as :meth:`SopService.publish` decides; ``by`` goes to its log."""
+    return await service.publish(sop_id, version, required=[r.strip() for r in required], by=by)
 
 
 async def _add(
@@ -187,4 +204,4 @@ def parse_card(sop_id: str, text: str) -> SopVersion:
     return card_to_version(card)
 
 
-__all__ = ["Edit", "save_edit"]
+__all__ = ["Edit", "approve", "publish", "save_edit"]

@@ -251,3 +251,6 @@ def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(server: S
     said = " ".join(saved.stdout.split())
     assert "tech-article@3: saved as a draft awaiting review" in said
     assert "awaiting approval from: bob, dave" in said
+    # An approval's name is trimmed by the CLI as by the server (one rule, sop.drafting).
+    assert sop("approve", "tech-article@3", "--by", " dave ").returncode == 0
+    assert "awaiting approval from: bob\n" in sop("show", "tech-article@3").stdout

@@ -16,6 +16,7 @@ from rich.markup import escape
 from framework.errors import InputError, StorageError
 from framework.phrases import Phrase
 from framework.settings import Settings
+from framework.sop import drafting
 from framework.sop.drafting import Edit, save_edit
 from framework.sop.edits import diff_steps
 from framework.sop.library_io import export_library, import_library
@@ -142,7 +143,7 @@ def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option(
 
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
-        v = await service.store.approve(chosen.sop_id, chosen.version or 0, reviewer)
+        v = await drafting.approve(service, chosen.sop_id, chosen.version or 0, reviewer)
         approved = ", ".join(a.reviewer for a in v.approvals)
         said = sop_tables.APPROVED_BY(labels_language(console), ref=v.ref, reviewers=approved)
         console.print(escape(said))
@@ -170,8 +171,8 @@ def publish(
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
         before = await service.store.get(chosen.sop_id, chosen.version)
-        v = await service.publish(
-            chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
+        v = await drafting.publish(
+            service, chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
         )
         language = labels_language(console)
         if before.status is Status.PUBLISHED:

@@ -18,6 +18,7 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from framework.errors import InputError
+from framework.sop import drafting
 from framework.sop.drafting import Edit, save_edit
 from framework.sop.edits import diff_steps
 from framework.sop.library_io import version_to_card_text
@@ -291,7 +292,7 @@ async def approve(
     who.check_user(reviewer)
     service = await _service(request)
     await _version(service, sop_id, version)
-    v = await service.store.approve(sop_id, version, reviewer, body.note)
+    v = await drafting.approve(service, sop_id, version, reviewer, body.note)
     return await _version_dict(service, v, full=True)
 
 
@@ -307,8 +308,7 @@ async def publish(
     service = await _service(request)
     draft = await _version(service, sop_id, version)
     try:
-        required = [r.strip() for r in body.require]
-        v = await service.publish(sop_id, version, required=required, by=person)
+        v = await drafting.publish(service, sop_id, version, required=body.require, by=person)
     except InputError as exc:
         if exc.field != "approvals":
             raise
