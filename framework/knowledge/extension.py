@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 from datetime import date
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -26,17 +25,14 @@ from framework.extensions.registry import Extensions
 from framework.extensions.tools import ToolScope
 from framework.knowledge.after_session import SessionKnowledge, after_session
 from framework.knowledge.base import KnowledgeBase
-from framework.knowledge.documents import SearchResult
 from framework.knowledge.extractors import model_extractor, rules_extractor
 from framework.knowledge.gate import Extractor
+from framework.knowledge.hits import render_hits
 from framework.knowledge.search import collections_for, sync
 from framework.models.simulator import SimulatedChatModel
-from framework.phrases import Language, Phrase
+from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind
 from framework.tools.base import Tool, ToolResult
-
-SEARCH_BUDGET = 2000
-"""Characters of search results a tool call hands the model (hits past it are counted)."""
 
 
 class SearchArgs(BaseModel):
@@ -151,47 +147,3 @@ def extractor_for(ctx: HookContext) -> Extractor:
     return model_extractor(
         model.chat, ctx.renderer, model.profile, retries=model.retries, backoff=model.backoff
     )
-
-
-NO_KNOWLEDGE = Phrase(en="No knowledge found: {why}", zh="没有找到相关知识：{why}")
-HIT = Phrase(
-    en="[{n}] {source} ({collection}, score {score})",
-    zh="[{n}] {source}（{collection}，得分 {score}）",
-)
-LEFT_OUT = Phrase(
-    en="... {n} more result(s) left out (budget)", zh="……还有 {n} 条结果未列出（超出预算）"
-)
-TOO_COMMON = Phrase(en="(too common to rank by: {words})", zh="（太常见，不参与排序：{words}）")
-
-
-def render_hits(
-    kb: KnowledgeBase, found: SearchResult, budget: int = SEARCH_BUDGET, language: Language = "en"
-) -> str:
-    """Hits as the model (and the CLI, labelled in ``language``) sees them: source path,
-    collection, snippet; or why there are none. Past ``budget`` characters the remaining hits
-    are counted, not shown."""
-    if not found.hits:
-        return NO_KNOWLEDGE(language, why=found.no_match_reason)
-    lines: list[str] = []
-    used = 0
-    for n, hit in enumerate(found.hits, start=1):
-        source = _relative(kb, hit.source)
-        head = HIT(
-            language, n=n, source=source, collection=hit.collection, score=f"{hit.score:.2f}"
-        )
-        block = f"{head}\n{hit.snippet}"
-        if used + len(block) > budget and lines:
-            lines.append(LEFT_OUT(language, n=len(found.hits) - n + 1))
-            break
-        lines.append(block)
-        used += len(block)
-    if found.ignored:
-        lines.append(TOO_COMMON(language, words=", ".join(found.ignored)))
-    return "\n".join(lines)
-
-
-def _relative(kb: KnowledgeBase, source: str) -> str:
-    try:
-        return str(Path(source).resolve().relative_to(kb.data_dir.resolve()))
-    except ValueError:
-        return source

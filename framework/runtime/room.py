@@ -27,7 +27,7 @@ from framework.extensions.hooks import BackgroundDue
 from framework.memory.consolidation import ConsolidationReport
 from framework.memory.extension import consolidator_for
 from framework.models.profile import ModelProfile
-from framework.names import check_name
+from framework.runtime.accepted import Accepted, accept
 from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.graph import RoomGraph
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
@@ -154,9 +154,9 @@ class Room:
         the text, so the same start again posts nothing.
         """
         if message is not None:
-            who = check_name(self.humans[0] if author is None else author, field="author")
-            mid = opening_message_id(self.key, who, message)
-            async for event in self.post(message, author=who, message_id=mid):
+            accepted = self.accepts(message, author=author)
+            mid = opening_message_id(self.key, accepted.author, message)
+            async for event in self.post(accepted, message_id=mid):
                 yield event
             return
         async with self._running():
@@ -178,9 +178,13 @@ class Room:
         if self._lock.locked():
             self._deps.control.interrupt = True
 
+    def accepts(self, text: str, *, author: str | None = None) -> Accepted:
+        """``text`` by ``author`` as :meth:`post` takes it, or its InputError (no I/O)."""
+        return accept(self._deps.plan.humans, text, author)
+
     async def post(
         self,
-        text: str,
+        text: str | Accepted,
         *,
         author: str | None = None,
         message_id: str | None = None,
@@ -195,14 +199,10 @@ class Room:
         the id in ``meta.client_id``, so no id anyone sends can name one of the room's own
         events. ``message_id``: the event id itself, for an id the caller derives and no
         one else chooses (a script line's); one naming another kind of event is refused.
-        ``meta`` is kept on the message's event (e.g. the ids it merges).
-        """
-        humans = self._deps.plan.humans
-        who = check_name(humans[0] if author is None else author, field="author")
-        if not text.strip():
-            raise InputError(
-                "a message needs some text", field="text", fix="post a non-empty message"
-            )
+        ``meta`` is kept on the message's event (e.g. the ids it merges). ``text`` from
+        :meth:`accepts` (its author inside) is not checked again."""
+        accepted = text if isinstance(text, Accepted) else self.accepts(text, author=author)
+        who, text = accepted.author, accepted.text
         if message_id is not None and client_id is not None:
             raise InputError("give message_id or client_id, not both", field="message_id")
         async with self._running():
@@ -228,13 +228,13 @@ class Room:
                 yield event
             elif await self._already_routed(event.id):
                 # Answered already, unless a crash cut its run short: finish that run now.
-                async for produced in self._drive(None):
+                async for produced in self._drive(None, checked=True):
                     yield produced
                 return
             routed: dict[str, Any] = {"id": event.id, "author": who, "content": text}
             if extra.get("opening"):  # hooks know it is the room's input, not feedback
                 routed["opening"] = True
-            async for produced in self._drive(routed):
+            async for produced in self._drive(routed, checked=True):
                 yield produced
         self._in_background()
 
@@ -363,8 +363,10 @@ class Room:
             )
         return snap
 
-    async def _drive(self, message: dict[str, Any] | None) -> AsyncIterator[Event]:
-        snap = await self._checked()
+    async def _drive(
+        self, message: dict[str, Any] | None, *, checked: bool = False
+    ) -> AsyncIterator[Event]:  # checked: post() checked integrity before storing (once)
+        snap = await (self._graph.aget_state(self._config) if checked else self._checked())
         if snap.values and snap.values.get("scenario") not in (None, self.scenario_id):
             raise InputError(
                 f"session {self.key} was created from scenario '{snap.values['scenario']}'",

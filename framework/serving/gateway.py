@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.names import check_name
+from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
 from framework.serving.ledger import IngestLedger
@@ -121,7 +122,8 @@ class Gateway:
             room = known.room if known is not None else await self.staff.room(room_id, spec)
             lane = self._lane(room)
         if message is not None:
-            who = self._person(room, author)
+            named = room.humans[0] if author is None else author
+            who = self._person(room, check_name(named, field="author"))
             if not message.strip():
                 raise InputError("a message needs some text", field="message", fix="say something")
             ids = (message_id, idempotency_key, opening_message_id(room.key, who, message))
@@ -131,9 +133,8 @@ class Gateway:
         return room
 
     @staticmethod
-    def _person(room: Room, author: str | None) -> str:
-        """``author`` (default: the room's first human), refused when it is an employee."""
-        who = check_name(room.humans[0] if author is None else author, field="author")
+    def _person(room: Room, who: str) -> str:
+        """``who`` (a checked name), refused when it is an employee of ``room``."""
         if who in room.participants:
             raise InputError(
                 f"'{who}' is an employee of {room.key}; people post, employees answer",
@@ -201,7 +202,7 @@ class Gateway:
     async def post(
         self,
         key: str,
-        text: str,
+        text: str | Accepted,
         *,
         author: str | None = None,
         message_id: str | None = None,
@@ -218,12 +219,10 @@ class Gateway:
         ``queued``): what a platform that wants its acknowledgement in 3 seconds needs.
         ``timeout``: wait at most this many seconds for the run (behind a long queue, say),
         then return ``queued``; the run goes on, and posting the same id again later
-        returns its result.
-        """
+        returns its result. ``text`` from ``Room.accepts`` is not checked again."""
         room = await self.session(key)
-        who = self._person(room, author)
-        if not text.strip():
-            raise InputError("a message needs some text", field="text", fix="post some text")
+        accepted = text if isinstance(text, Accepted) else room.accepts(text, author=author)
+        who, text = self._person(room, accepted.author), accepted.text
         stored = self.staff.sessions.log(SessionKey.parse(room.key))
         if reply_to is not None and not stored.has(reply_to):
             what = f"{room.key} has no event {reply_to[:80]!r} to reply to"

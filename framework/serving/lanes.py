@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.results import PostResult
 from framework.sessions.events import Event, EventKind, posted_as
@@ -131,8 +132,7 @@ class Lane:
                 meta[REPLY_TO] = item.reply_to
             own, mid = item.own_id, item.message_id
             stream = room.post(
-                item.text,
-                author=item.author,
+                Accepted(item.author, item.text),  # each text accepted before it was queued
                 message_id=mid if own else None,
                 client_id=None if own else mid,
                 meta=meta or None,

@@ -18,7 +18,7 @@ import httpx
 import uvicorn
 
 from framework import Settings
-from framework.surfaces.adapters.http import AdaptersConfig, load_adapters
+from framework.surfaces.adapters.http import AdapterRoutes, AdaptersConfig, load_adapters
 from framework.surfaces.server.app import build_app_from_project
 from framework.surfaces.server.config import ServerConfig
 
@@ -79,8 +79,9 @@ class Served:
 def serve(project: Path, data_dir: Path, config: AdaptersConfig) -> Iterator[Served]:
     """The full server app (no bearer tokens: it binds 127.0.0.1) with ``config``'s adapters."""
     settings = Settings(data_dir=data_dir, project_dir=project, allow_network=False)
-    app = build_app_from_project(settings, ServerConfig(no_auth=True))
-    app.state.adapters = config
+    app = build_app_from_project(
+        settings, ServerConfig(no_auth=True), adapters=AdapterRoutes(config)
+    )
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     )

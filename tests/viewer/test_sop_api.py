@@ -220,3 +220,37 @@ def test_a_token_approves_only_as_the_people_it_may_act_for(server: Server) -> N
         assert as_bob.status_code == 200 and as_bob.json()["awaiting"] == ["alice"]
         refused = bob.post(f"{SOPS}/tech-article/versions/2/publish", json={})
         assert refused.status_code == 409 and refused.json()["awaiting"] == ["alice"]
+
+
+def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(server: Server) -> None:
+    with server.client() as client:
+        made = edit(client, body="notes", note="notes", reviewers=["bob"])
+        assert made.status_code == 201, made.text
+        card = client.get(f"{SOPS}/tech-article/versions/2").json()["card"]
+        moved = card.replace("scope: scenario:tech-article", "scope: global")
+        refused = edit(client, card=moved, note="move it")
+        assert refused.status_code == 400 and error(refused)["field"] == "scope"
+
+    server.stop()  # the CLI on the same data folder: one rule, so the same refusal
+    card_file = server.root / "moved.md"
+    card_file.write_text(moved, encoding="utf-8")
+
+    def sop(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "framework", "sop", "--data-dir", str(server.data)]
+        return subprocess.run([*command, *args], capture_output=True, text=True, check=False)
+
+    cli = sop("edit", "tech-article", "--card", str(card_file), "--note", "move it", "--by", "al")
+    assert cli.returncode == 2 and "Traceback" not in cli.stderr
+    assert error(refused)["message"] in " ".join(cli.stderr.split())
+    assert error(refused)["fix"] in " ".join(cli.stderr.split())
+    # What the CLI saves follows the same rule as the server: the draft's reviewers are kept.
+    card_file.write_text(card.replace("notes", "better notes"), encoding="utf-8")
+    saved = sop("edit", "tech-article", "--card", str(card_file), "--base", "2",
+                "--note", "clearer", "--by", "al", "--reviewer", "dave")  # fmt: skip
+    assert saved.returncode == 0, saved.stderr
+    said = " ".join(saved.stdout.split())
+    assert "tech-article@3: saved as a draft awaiting review" in said
+    assert "awaiting approval from: bob, dave" in said
+    # An approval's name is trimmed by the CLI as by the server (one rule, sop.drafting).
+    assert sop("approve", "tech-article@3", "--by", " dave ").returncode == 0
+    assert "awaiting approval from: bob\n" in sop("show", "tech-article@3").stdout

@@ -29,18 +29,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from framework.errors import InputError
+from framework.serving.gateway import Gateway
 from framework.specs.yaml_loader import SpecModel, load_yaml_file, validate
 from framework.surfaces.adapters.base import ACK_WITHIN, Bridge, Challenge, ChatAdapter, Unverified
 from framework.surfaces.adapters.feishu import FeishuAdapter, FeishuDoc
 from framework.surfaces.adapters.feishu_events import FeishuCallback
 from framework.surfaces.adapters.slack import SlackAdapter, SlackCallback, SlackDoc
+from framework.surfaces.server.limits import BodyLimits
 from framework.surfaces.server.problems import ERROR_RESPONSES, ErrorResponse, Problem
-from framework.surfaces.server.state import get_state
 
 log = logging.getLogger("staffroom.adapters")
 
@@ -130,7 +131,7 @@ def _resolve(
 
 @dataclass
 class Adapters:
-    """The configured platforms' bridges of one server (``app.state.adapter_bridges``)."""
+    """The configured platforms' bridges of one server (what :meth:`AdapterRoutes.start` built)."""
 
     bridges: dict[str, Bridge]
 
@@ -140,34 +141,95 @@ class Adapters:
             await bridge.stop()
 
 
-def start_adapters(app: FastAPI) -> Adapters:
-    """Build the configured adapters and start sending replies (once per app).
+class AdapterRoutes:
+    """The chat platforms' webhooks as a server mounts them:
+    ``create_app(gateway, config, adapters=AdapterRoutes(load_adapters(path)))``.
 
-    Call it where the server starts (after ``app.state.staffroom`` is set), so replies to
-    messages accepted before a restart reach the platform too; the first webhook call
-    starts them otherwise. At shutdown, ``await app.state.adapter_bridges.stop()`` after
-    the gateway has closed sends the last replies.
+    The app factory hands it what it needs (:meth:`bind`: the gateway and the body cap of a
+    platform's event) and starts and stops it with the app; it reads nothing else of the
+    server, and the server knows it only as its ``Mount`` protocol.
     """
-    running = getattr(app.state, "adapter_bridges", None)
-    if isinstance(running, Adapters):
-        return running
-    config = getattr(app.state, "adapters", None)
-    if not isinstance(config, AdaptersConfig):
-        config = AdaptersConfig()
-    gateway = app.state.staffroom.gateway
-    adapters: list[ChatAdapter] = []
-    if config.slack is not None:
-        adapters.append(SlackAdapter(config.slack))
-    if config.feishu is not None:
-        adapters.append(FeishuAdapter(config.feishu))
-    bridges = {a.platform: Bridge(gateway, a, ack_within=config.ack_within) for a in adapters}
-    for bridge in bridges.values():
-        bridge.start()
-    app.state.adapter_bridges = started = Adapters(bridges)
-    return started
 
+    def __init__(self, config: AdaptersConfig | None = None) -> None:
+        self.config = config or AdaptersConfig()
+        self.router = _router(self)
+        """``POST /adapters/slack/events`` and ``POST /adapters/feishu/events``."""
+        self._gateway: Gateway | None = None
+        self._cap = BodyLimits().adapters
+        self._running: Adapters | None = None
 
-router = APIRouter(prefix="/adapters", tags=["adapters"], responses=ERROR_RESPONSES)
+    def bind(self, gateway: Gateway, body_cap: int) -> None:
+        """Serve ``gateway``; read at most ``body_cap`` bytes of a platform's event."""
+        self._gateway, self._cap = gateway, body_cap
+
+    def start(self) -> Adapters:
+        """Build the configured adapters and start sending replies (once).
+
+        The server calls it when it starts, so replies to messages accepted before a restart
+        reach the platform too; the first webhook call starts them otherwise. :meth:`stop`,
+        after the gateway has closed, sends the last replies.
+        """
+        if self._running is not None:
+            return self._running
+        if self._gateway is None:
+            raise RuntimeError("AdapterRoutes.start() before bind(): the app binds it first")
+        adapters: list[ChatAdapter] = []
+        if self.config.slack is not None:
+            adapters.append(SlackAdapter(self.config.slack))
+        if self.config.feishu is not None:
+            adapters.append(FeishuAdapter(self.config.feishu))
+        gateway, within = self._gateway, self.config.ack_within
+        bridges = {a.platform: Bridge(gateway, a, ack_within=within) for a in adapters}
+        for bridge in bridges.values():
+            bridge.start()
+        self._running = Adapters(bridges)
+        return self._running
+
+    async def stop(self) -> None:
+        """Wait for messages still being accepted and replies still being sent, then stop."""
+        running, self._running = self._running, None
+        if running is not None:
+            await running.stop()
+
+    async def handle(self, request: Request, platform: str) -> JSONResponse:
+        """One callback of ``platform``: checked, read, and its message accepted once."""
+        # Its cap is enforced as the body streams in (the server's guard), and again here for
+        # an app without that guard.
+        cap = self._cap
+        bridge = self.start().bridges.get(platform)
+        if bridge is None:
+            raise Problem(
+                404,
+                "not_configured",
+                f"no {platform} adapter is configured on this server",
+                fix=f"add a `{platform}:` section under `adapters:` in the server config",
+            )
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > cap:  # read no further: nobody has checked the signature yet
+                raise Problem(
+                    413,
+                    "too_large",
+                    f"a platform event is far smaller than {cap:,} bytes",
+                    fix="only the platform may call this URL",
+                )
+        try:
+            found = bridge.adapter.read(request.headers, bytes(body))
+        except Unverified as exc:
+            log.warning("%s webhook refused: %s", platform, exc.message)
+            raise Problem(401, "unverified", exc.message, field=exc.field, fix=exc.fix) from None
+        except InputError as exc:
+            log.warning("%s webhook malformed: %s", platform, exc.message)
+            raise Problem(400, "bad_input", exc.message, field=exc.field, fix=exc.fix) from None
+        if isinstance(found, Challenge):
+            return JSONResponse({"challenge": found.value})
+        if found is None:
+            return JSONResponse(
+                Answer(outcome="ignored", reason="not a message event").model_dump()
+            )
+        delivery = await bridge.accept(found)
+        return JSONResponse(delivery.to_dict())
 
 
 class Answer(BaseModel):
@@ -231,73 +293,38 @@ _FEISHU = _request(
 )
 
 
-@router.post(
-    "/slack/events",
-    response_model=Answer,
-    responses=_REFUSALS,
-    summary="Slack Events API callback",
-    openapi_extra=_SLACK,
-)
-async def slack_events(request: Request) -> Any:
-    """Slack's event callbacks: signed with the app's signing secret."""
-    return await _handle(request, "slack")
+def _router(routes: AdapterRoutes) -> APIRouter:
+    router = APIRouter(prefix="/adapters", tags=["adapters"], responses=ERROR_RESPONSES)
 
+    @router.post(
+        "/slack/events",
+        response_model=Answer,
+        responses=_REFUSALS,
+        summary="Slack Events API callback",
+        openapi_extra=_SLACK,
+    )
+    async def slack_events(request: Request) -> Any:
+        """Slack's event callbacks: signed with the app's signing secret."""
+        return await routes.handle(request, "slack")
 
-@router.post(
-    "/feishu/events",
-    response_model=Answer,
-    responses=_REFUSALS,
-    summary="Feishu/Lark event callback",
-    openapi_extra=_FEISHU,
-)
-async def feishu_events(request: Request) -> Any:
-    """Feishu/Lark event subscriptions: token-checked, signed and encrypted when configured."""
-    return await _handle(request, "feishu")
+    @router.post(
+        "/feishu/events",
+        response_model=Answer,
+        responses=_REFUSALS,
+        summary="Feishu/Lark event callback",
+        openapi_extra=_FEISHU,
+    )
+    async def feishu_events(request: Request) -> Any:
+        """Feishu/Lark event subscriptions: token-checked, signed and encrypted when configured."""
+        return await routes.handle(request, "feishu")
 
-
-async def _handle(request: Request, platform: str) -> JSONResponse:
-    # The server's state must be there before any adapter runs; its cap for a callback's body
-    # is enforced as the body streams in (guard.py), and again here for an app without it.
-    cap = get_state(request).config.limits.body.adapters
-    bridge = start_adapters(request.app).bridges.get(platform)
-    if bridge is None:
-        raise Problem(
-            404,
-            "not_configured",
-            f"no {platform} adapter is configured on this server",
-            fix=f"add a `{platform}:` section under `adapters:` in the server config",
-        )
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > cap:  # read no further: nobody has checked the signature yet
-            raise Problem(
-                413,
-                "too_large",
-                f"a platform event is far smaller than {cap:,} bytes",
-                fix="only the platform may call this URL",
-            )
-    try:
-        found = bridge.adapter.read(request.headers, bytes(body))
-    except Unverified as exc:
-        log.warning("%s webhook refused: %s", platform, exc.message)
-        raise Problem(401, "unverified", exc.message, field=exc.field, fix=exc.fix) from None
-    except InputError as exc:
-        log.warning("%s webhook malformed: %s", platform, exc.message)
-        raise Problem(400, "bad_input", exc.message, field=exc.field, fix=exc.fix) from None
-    if isinstance(found, Challenge):
-        return JSONResponse({"challenge": found.value})
-    if found is None:
-        return JSONResponse(Answer(outcome="ignored", reason="not a message event").model_dump())
-    delivery = await bridge.accept(found)
-    return JSONResponse(delivery.to_dict())
+    return router
 
 
 __all__ = [
+    "AdapterRoutes",
     "Adapters",
     "AdaptersConfig",
     "AdaptersConfigError",
     "load_adapters",
-    "router",
-    "start_adapters",
 ]

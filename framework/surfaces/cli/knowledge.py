@@ -22,7 +22,7 @@ from rich.table import Table
 
 from framework.admin import require_writable
 from framework.knowledge.base import KnowledgeBase
-from framework.knowledge.extension import render_hits
+from framework.knowledge.hits import render_hits
 from framework.knowledge.topics import TopicStore
 from framework.memory.store import MemoryStore
 from framework.names import is_name

@@ -30,7 +30,7 @@ from framework.settings import Settings
 from framework.specs.project_file import project_language
 from framework.staffroom import Staffroom
 from framework.surfaces.cli.options import settings_for
-from framework.surfaces.server.app import create_app
+from framework.surfaces.server.app import Mount, create_app
 from framework.surfaces.server.config import ENV_TOKEN, ServerConfig, load_config
 from framework.surfaces.server.protocol import protocol_for
 
@@ -159,19 +159,26 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _adapters(config: ServerConfig) -> object | None:
-    """The ``adapters:`` section, checked now (file:line errors), or None without one."""
-    if not config.adapters or config.source is None:
-        return None
+def _adapters(config: ServerConfig) -> Mount | None:
+    """The chat platforms' webhooks, their ``adapters:`` section checked now (file:line
+    errors); None when the ``adapters`` extra is not installed (the app then says their
+    routes are absent), unless the config asks for them: then that is the error."""
     try:
-        from framework.surfaces.adapters.http import load_adapters
+        # The one import of the adapters: an optional extra, so only where it is mounted.
+        from framework.surfaces.adapters.http import AdapterRoutes, load_adapters
     except ImportError as exc:
-        raise InputError(
-            f"{config.source}: the adapters section needs the adapters extra ({exc})",
-            field="adapters",
-            fix="pip install 'staffroom[adapters]', or remove the section",
-        ) from None
-    return load_adapters(config.source)
+        if exc.name is not None and exc.name.startswith("framework"):
+            raise  # our own module missing is a broken install, not a missing extra
+        if config.adapters and config.source is not None:
+            raise InputError(
+                f"{config.source}: the adapters section needs the adapters extra ({exc})",
+                field="adapters",
+                fix="pip install 'staffroom[adapters]', or remove the section",
+            ) from None
+        return None
+    if not config.adapters or config.source is None:
+        return AdapterRoutes()  # no platform configured: each answers 404 and says how
+    return AdapterRoutes(load_adapters(config.source))
 
 
 async def _run(
@@ -179,7 +186,7 @@ async def _run(
     config: ServerConfig,
     sock: socket.socket,
     level: str,
-    adapters: object | None = None,
+    adapters: Mount | None = None,
 ) -> None:
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)

@@ -14,7 +14,10 @@ import typer
 from rich.markup import escape
 
 from framework.errors import InputError, StorageError
+from framework.phrases import Phrase
 from framework.settings import Settings
+from framework.sop import drafting
+from framework.sop.drafting import Edit, save_edit
 from framework.sop.edits import diff_steps
 from framework.sop.library_io import export_library, import_library
 from framework.sop.model import Status
@@ -140,7 +143,7 @@ def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option(
 
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
-        v = await service.store.approve(chosen.sop_id, chosen.version or 0, reviewer)
+        v = await drafting.approve(service, chosen.sop_id, chosen.version or 0, reviewer)
         approved = ", ".join(a.reviewer for a in v.approvals)
         said = sop_tables.APPROVED_BY(labels_language(console), ref=v.ref, reviewers=approved)
         console.print(escape(said))
@@ -168,8 +171,8 @@ def publish(
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
         before = await service.store.get(chosen.sop_id, chosen.version)
-        v = await service.publish(
-            chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
+        v = await drafting.publish(
+            service, chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
         )
         language = labels_language(console)
         if before.status is Status.PUBLISHED:
@@ -181,6 +184,51 @@ def publish(
 
     settings = _settings(ctx)
     _run(settings, job, writes=True, command="sop publish")
+
+
+SAVED_DRAFT = Phrase(
+    en="{ref}: saved as a draft awaiting review", zh="{ref}：已保存为草稿，等待审阅"
+)
+NO_AUTHOR = Phrase(en="who wrote the edit is not known", zh="不知道是谁写的修改")
+NO_AUTHOR_FIX = Phrase(en="name them with --by NAME", zh="用 --by 名字 写明作者")
+
+
+@app.command()
+def edit(
+    ctx: typer.Context,
+    sop_id: str,
+    note: Annotated[str, typer.Option("--note", help="Why it changed (its change log).")],
+    card: Annotated[
+        Path | None,
+        typer.Option("--card", exists=True, dir_okay=False, help="The whole card, edited."),
+    ] = None,
+    goal: Annotated[str | None, typer.Option("--goal", help="A new goal, steps kept.")] = None,
+    base: Annotated[
+        int | None, typer.Option("--base", help="The version it edits (default: the latest).")
+    ] = None,
+    reviewers: Annotated[
+        list[str] | None, typer.Option("--reviewer", help="Who must approve it first.")
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="Who wrote it (default: your login name).")
+    ] = None,
+) -> None:
+    """Save an edit as the next version, a draft awaiting review: the rules of the server's
+    edits (framework.sop.drafting): the scope stays, approvals are not written in the card,
+    and an edit of a draft keeps the reviewers it awaited."""
+
+    async def job(service: SopService) -> None:
+        author = _person(by)
+        if author is None:
+            language = labels_language(console)
+            raise InputError(NO_AUTHOR(language), field="--by", fix=NO_AUTHOR_FIX(language))
+        text = card.read_text(encoding="utf-8") if card is not None else None
+        made = Edit(author, note, base, card=text, goal=goal, reviewers=reviewers or ())
+        v = await save_edit(service, sop_id, made)
+        console.print(escape(SAVED_DRAFT(labels_language(console), ref=v.ref)))
+        await sop_tables.print_waiting(service, v, console)
+
+    _run(_settings(ctx), job, writes=True, command="sop edit")
 
 
 def _trial_settings(settings: Settings, sop_id: str) -> list[ScenarioTrials]:

@@ -7,24 +7,36 @@ shutdown, lets queued messages run before webhooks are drained, so nothing accep
 
 Nothing in the data folder is served as a file: there is no static mount, and every session
 key in a path is parsed (:class:`SessionKey`) before it is used.
+
+The chat platforms' webhooks (``/adapters/*``) are served when the caller passes them in
+(``adapters=``, a :class:`Mount`, e.g. ``framework.surfaces.adapters.http.AdapterRoutes``,
+which needs the ``adapters`` extra): the server imports nothing of them, and without them
+their routes are absent, which the startup log and the API docs say.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Protocol
 
 from fastapi import APIRouter, FastAPI
 from pydantic import BaseModel
 
 from framework.data_folder import DataFolder
+from framework.phrases import Phrase
 from framework.serving.gateway import Gateway
 from framework.serving.webhooks import WebhookDispatcher
 from framework.settings import Settings
 from framework.staffroom import Staffroom
-from framework.surfaces.server import routes_catalog, routes_sessions, streams
+from framework.surfaces.server import (
+    routes_catalog,
+    routes_sessions,
+    routes_sop,
+    routes_viewer,
+    streams,
+)
 from framework.surfaces.server.config import ServerConfig
 from framework.surfaces.server.guard import Guard
 from framework.surfaces.server.problems import install_handlers
@@ -32,12 +44,38 @@ from framework.surfaces.server.state import ServerState
 
 log = logging.getLogger("staffroom.server")
 
-EXTRA_ROUTERS = (
-    "framework.surfaces.server.routes_sop",
-    "framework.surfaces.server.routes_viewer",
-    "framework.surfaces.adapters.http",
+NO_ADAPTERS = Phrase(
+    en="Chat-platform webhooks (/adapters/*) are not served: this server was built without "
+    "them (`staffroom serve` mounts them when the adapters extra is installed: "
+    "pip install 'staffroom[adapters]').",
+    zh="未提供聊天平台的 webhook（/adapters/*）：此服务器构建时没有包含它们"
+    "（安装 adapters 扩展后 `staffroom serve` 会挂载它们：pip install 'staffroom[adapters]'）。",
 )
-"""Modules whose ``router`` is included too (each skipped only while it does not exist yet)."""
+"""What the startup log and the API docs say when no adapters were passed in."""
+
+
+class Mount(Protocol):
+    """Routes served beside the API with a life of their own, built by the caller and passed
+    to :func:`create_app`: the chat adapters. The app factory hands them what they need
+    (:meth:`bind`) and starts and stops them with the app; it knows nothing else of them."""
+
+    @property
+    def router(self) -> APIRouter:
+        """The routes to include."""
+        ...
+
+    def bind(self, gateway: Gateway, body_cap: int) -> None:
+        """The gateway to serve, and the body cap of their requests (the server config's)."""
+        ...
+
+    def start(self) -> object:
+        """Start (once) when the app starts, after :meth:`bind`."""
+        ...
+
+    async def stop(self) -> None:
+        """Finish after the gateway has closed (its last replies still go out)."""
+        ...
+
 
 GatewayOpener = Callable[[], AbstractAsyncContextManager[Gateway]]
 
@@ -53,10 +91,11 @@ def create_app(
     config: ServerConfig,
     *,
     owns_gateway: bool = False,
-    adapters: object | None = None,
+    adapters: Mount | None = None,
 ) -> FastAPI:
     """The app serving ``gateway``; it closes the gateway at shutdown when ``owns_gateway``.
-    ``adapters``: the chat platforms' config (``load_adapters``), started with the app."""
+    ``adapters``: the chat platforms' webhooks (``AdapterRoutes(load_adapters(path))``),
+    started with the app; None: their routes are absent (and the log and docs say so)."""
 
     @asynccontextmanager
     async def given() -> AsyncIterator[Gateway]:
@@ -66,16 +105,19 @@ def create_app(
             if owns_gateway:
                 await gateway.close()
 
-    app = _build(given, config)
-    app.state.adapters = adapters
+    app = _build(given, config, adapters)
     # Usable before (or without) the lifespan, e.g. through httpx.ASGITransport.
     app.state.staffroom = ServerState(gateway, config)
+    if adapters is not None:
+        adapters.bind(gateway, config.limits.body.adapters)
     return app
 
 
-def build_app_from_project(settings: Settings, config: ServerConfig) -> FastAPI:
+def build_app_from_project(
+    settings: Settings, config: ServerConfig, *, adapters: Mount | None = None
+) -> FastAPI:
     """An app that opens the Staffroom of ``settings`` and its gateway when it starts, and
-    closes both when it stops."""
+    closes both when it stops (``adapters`` as :func:`create_app` takes them)."""
 
     @asynccontextmanager
     async def opened() -> AsyncIterator[Gateway]:
@@ -86,10 +128,10 @@ def build_app_from_project(settings: Settings, config: ServerConfig) -> FastAPI:
             finally:
                 await gateway.close()
 
-    return _build(opened, config)
+    return _build(opened, config, adapters)
 
 
-def _build(open_gateway: GatewayOpener, config: ServerConfig) -> FastAPI:
+def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
@@ -102,13 +144,15 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig) -> FastAPI:
             # Pushed first so they run last: the gateway's final runs still reach webhooks and
             # the chat platforms.
             stack.push_async_callback(close_hooks)
-            stack.push_async_callback(_stop_adapters, app)
+            if adapters is not None:
+                stack.push_async_callback(adapters.stop)
             gateway = await stack.enter_async_context(open_gateway())
             app.state.staffroom = ServerState(gateway, config)
-            if getattr(app.state, "adapters", None) is not None:
-                from framework.surfaces.adapters.http import start_adapters
-
-                start_adapters(app)  # replies to work resumed at open reach the platform too
+            if adapters is not None:
+                adapters.bind(gateway, config.limits.body.adapters)
+                adapters.start()  # replies to work resumed at open reach the platform too
+            else:
+                log.info(NO_ADAPTERS(gateway.staff.settings.language or "en"))
             if config.webhooks:
                 failures = DataFolder(gateway.staff.settings.data_dir).webhook_failures
                 dispatcher = WebhookDispatcher(config.webhooks, failures=failures)
@@ -120,6 +164,7 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig) -> FastAPI:
     app = FastAPI(
         title="Staffroom",
         summary="Rooms and DMs of digital employees over HTTP",
+        description="" if adapters is not None else NO_ADAPTERS("en"),  # the docs are English
         version="1",
         lifespan=lifespan,
     )
@@ -130,38 +175,11 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig) -> FastAPI:
     async def health() -> Health:
         return Health(status="ok")
 
-    for router in (routes_catalog.router, routes_sessions.router, streams.router):
-        app.include_router(router)
-    for router in extra_routers():
+    routers = [routes_catalog.router, routes_sessions.router, streams.router, routes_sop.router]
+    routers += [routes_viewer.router, *([adapters.router] if adapters is not None else [])]
+    for router in routers:
         app.include_router(router)
     return app
 
 
-async def _stop_adapters(app: FastAPI) -> None:
-    bridges = getattr(app.state, "adapter_bridges", None)
-    if bridges is not None:
-        await bridges.stop()
-
-
-def extra_routers() -> list[APIRouter]:
-    """The routers of :data:`EXTRA_ROUTERS` that exist."""
-    found: list[APIRouter] = []
-    for name in EXTRA_ROUTERS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None:
-                raise
-            if not exc.name.startswith("framework"):
-                # An optional extra is not installed (the adapters need `staffroom[adapters]`).
-                log.info("%s needs %s, not installed; its routes are left out", name, exc.name)
-                continue
-            if not (name == exc.name or name.startswith(exc.name + ".")):
-                raise  # the module exists but imports something missing: a real error
-            log.debug("%s is not there yet; its routes are left out", name)
-            continue
-        found.append(module.router)
-    return found
-
-
-__all__ = ["EXTRA_ROUTERS", "build_app_from_project", "create_app", "extra_routers"]
+__all__ = ["NO_ADAPTERS", "Mount", "build_app_from_project", "create_app"]

@@ -280,13 +280,11 @@ async def post_message(
     principal.check_session(key)
     gateway = get_state(request).gateway
     room = await gateway.session(key)
-    author = body.author if body.author is not None else (room.humans or [""])[0]
-    check_name(author, field="author")
-    principal.check_user(author)
+    message = room.accepts(body.text, author=body.author)  # checked once, here, for them all
+    principal.check_user(message.author)
     result = await gateway.post(
         key,
-        body.text,
-        author=author,
+        message,
         message_id=body.message_id,
         idempotency_key=idempotency_key,
         reply_to=body.reply_to,

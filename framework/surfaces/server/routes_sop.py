@@ -17,7 +17,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from framework.errors import InputError, SopCardError
+from framework.errors import InputError
+from framework.sop import drafting
+from framework.sop.drafting import Edit, save_edit
 from framework.sop.edits import diff_steps
 from framework.sop.library_io import version_to_card_text
 from framework.sop.model import SopVersion
@@ -26,7 +28,6 @@ from framework.sop.store import DEPRECATED_NOTE, PUBLISHED_NOTE
 from framework.specs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, MAX_VERSION
 from framework.specs.sop_card import SopStep
 from framework.specs.sop_text import render_steps
-from framework.surfaces.server import sop_edits
 from framework.surfaces.server.auth import Principal, require
 from framework.surfaces.server.limits import SOP_EDIT_CHARS
 from framework.surfaces.server.problems import ERROR_RESPONSES, Problem
@@ -171,7 +172,7 @@ async def _version_dict(service: SopService, v: SopVersion, *, full: bool) -> di
         out["steps"] = [{**asdict(s), "n": n} for n, s in enumerate(v.steps, start=1)]
         out["text"] = render_steps(v.ref, v.goal, v.steps)
         out["body"] = v.body
-        # The card to edit from: approvals are not part of an edit (see _keeps_scope...).
+        # The card to edit from: approvals are not part of an edit (framework.sop.drafting).
         out["card"] = version_to_card_text(replace(v, approvals=()))
     return out
 
@@ -291,7 +292,7 @@ async def approve(
     who.check_user(reviewer)
     service = await _service(request)
     await _version(service, sop_id, version)
-    v = await service.store.approve(sop_id, version, reviewer, body.note)
+    v = await drafting.approve(service, sop_id, version, reviewer, body.note)
     return await _version_dict(service, v, full=True)
 
 
@@ -307,8 +308,7 @@ async def publish(
     service = await _service(request)
     draft = await _version(service, sop_id, version)
     try:
-        required = [r.strip() for r in body.require]
-        v = await service.publish(sop_id, version, required=required, by=person)
+        v = await drafting.publish(service, sop_id, version, required=body.require, by=person)
     except InputError as exc:
         if exc.field != "approvals":
             raise
@@ -345,30 +345,15 @@ async def edit(request: Request, sop_id: SopId, body: EditBody, who: Writer) -> 
     ``publish`` (nobody named: one approval by anyone)."""
     who.check_user(body.author)
     service = await _service(request)
-    ensure_known(sop_id, await service.store.sop_ids())
-    base = await service.store.get(sop_id, body.base)
-    changed = (
-        sop_edits.from_card(sop_id, body.card)
-        if body.card is not None
-        else sop_edits.from_fields(base, body)
+    edit_ = Edit(
+        author=body.author,
+        note=body.note,
+        base=body.base,
+        card=body.card,
+        steps=body.steps,
+        goal=body.goal,
+        body=body.body,
+        reviewers=body.reviewers,
     )
-    sop_edits.keeps_scope_and_approvals(base, changed)
-    # An edit of a draft keeps the reviewers it awaited: an edit cannot shed a reviewer.
-    inherited = (
-        await service.store.reviewers(sop_id, base.version) if base.status == "draft" else []
-    )
-    reviewers = list(dict.fromkeys([*inherited, *(r.strip() for r in body.reviewers)]))
-    for _attempt in range(3):  # another edit may take the number first: take the next one
-        number = await service.store.next_version(sop_id)
-        try:
-            stored = await sop_edits.add(service, base, changed, number, body, reviewers)
-        except SopCardError as exc:
-            if exc.field != "version":
-                raise
-            continue
-        return await _version_dict(service, stored, full=True)
-    raise SopCardError(
-        "other edits kept taking the next version number",
-        field="version",
-        fix="send the edit again",
-    )
+    stored = await save_edit(service, sop_id, edit_)
+    return await _version_dict(service, stored, full=True)

@@ -1,43 +1,104 @@
-"""Edits over HTTP: a card or fields -> a new draft version, with what an edit may not do.
+"""SOP drafting rules: a card or fields -> a new draft version, with what an edit may not do.
 
 An edit is the next version of its SOP, a draft awaiting review. It may not move the SOP's
 scope (where the published version is offered), carry approvals in its text, or shed the
 reviewers the draft it edits awaited; its reviewers are stored with it in one transaction.
+
+:func:`save_edit` is the one way in: ``POST /api/sops/{id}/versions`` and ``staffroom sop
+edit`` both call it, so the two surfaces cannot drift apart (they only translate). Approving
+and publishing go through :func:`approve` and :func:`publish` the same way.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, replace
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Protocol
 
 from framework.errors import InputError, SopCardError
 from framework.sessions.events import utc_now
 from framework.sop.library_io import card_to_version
 from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step, same_content
-from framework.sop.service import SopService
+from framework.sop.service import SopService, ensure_known
 from framework.specs.sop_card import SopCard, SopStep, split_front_matter
 from framework.specs.yaml_loader import load_yaml_text, validate
 
 
-class EditFields(Protocol):
-    """What an edit request carries (``routes_sop.EditBody``)."""
+@dataclass(frozen=True)
+class Edit:
+    """What an edit carries, from either surface (the HTTP body, the CLI's options).
+
+    Either ``card``, the whole card text (its id must be the SOP's; its version, status and
+    change_log are set here), or any of ``steps``, ``goal`` and ``body`` to replace just those.
+    """
 
     author: str
+    """Who wrote the edit (its change log entry's ``by``)."""
     note: str
-    card: str | None
-    steps: list[SopStep] | None
-    goal: str | None
-    body: str | None
+    """Why it changed (its change log entry)."""
+    base: int | None = None
+    """The version it edits (None: the latest)."""
+    card: str | None = None
+    steps: Sequence[SopStep] | None = None
+    goal: str | None = None
+    body: str | None = None
+    reviewers: Sequence[str] = ()
+    """Who must approve it before it is published, beside those the edited draft awaited."""
 
 
-async def add(
+async def save_edit(service: SopService, sop_id: str, edit: Edit) -> SopVersion:
+    """Save ``edit`` of ``sop_id`` as its next version, a draft awaiting review.
+
+    Refused (:class:`SopCardError` / :class:`InputError`, naming the field and the fix) when
+    it moves the scope, carries approvals in its text, changes nothing, or is the same
+    procedure as a stored version. An edit of a draft keeps the reviewers that draft awaited.
+    """
+    ensure_known(sop_id, await service.store.sop_ids())
+    base = await service.store.get(sop_id, edit.base)
+    changed = from_card(sop_id, edit.card) if edit.card is not None else from_fields(base, edit)
+    keeps_scope_and_approvals(base, changed)
+    # An edit of a draft keeps the reviewers it awaited: an edit cannot shed a reviewer.
+    inherited = (
+        await service.store.reviewers(sop_id, base.version) if base.status == "draft" else []
+    )
+    reviewers = list(dict.fromkeys([*inherited, *(r.strip() for r in edit.reviewers)]))
+    for _attempt in range(3):  # another edit may take the number first: take the next one
+        number = await service.store.next_version(sop_id)
+        try:
+            return await _add(service, base, changed, number, edit, reviewers)
+        except SopCardError as exc:
+            if exc.field != "version":
+                raise
+    raise SopCardError(
+        "other edits kept taking the next version number",
+        field="version",
+        fix="send the edit again",
+    )
+
+
+async def approve(
+    service: SopService, sop_id: str, version: int, reviewer: str, note: str | None = None
+) -> SopVersion:
+    """Record ``reviewer``'s approval of the draft ``sop_id@version`` (approving twice
+    changes nothing); the name is stored trimmed, whichever surface it came from."""
+    return await service.store.approve(sop_id, version, reviewer.strip(), note)
+
+
+async def publish(
+    service: SopService, sop_id: str, version: int, *, required: Sequence[str], by: str | None
+) -> SopVersion:
+    """Publish the draft once its recorded reviewers and every one of ``required`` (names
+    trimmed) approved it, as :meth:`SopService.publish` decides; ``by`` goes to its log."""
+    return await service.publish(sop_id, version, required=[r.strip() for r in required], by=by)
+
+
+async def _add(
     service: SopService,
     base: SopVersion,
     changed: SopVersion,
     number: int,
-    body: EditFields,
+    body: Edit,
     reviewers: list[str],
 ) -> SopVersion:
     entry = ChangeLogEntry(number, body.note, by=body.author, source=f"edit of {base.ref}")
@@ -62,7 +123,7 @@ async def add(
 
 def keeps_scope_and_approvals(base: SopVersion, changed: SopVersion) -> None:
     # The scope says where the *published* SOP is offered (one column per SOP): a draft
-    # nobody reviewed must not move it. Approvals come from POST .../approve, never from text.
+    # nobody reviewed must not move it. Approvals come from `approve`, never from text.
     if changed.scope != base.scope:
         raise SopCardError(
             f"an edit keeps the SOP's scope '{base.scope}', not '{changed.scope}'",
@@ -73,18 +134,19 @@ def keeps_scope_and_approvals(base: SopVersion, changed: SopVersion) -> None:
         raise SopCardError(
             "the notes hold an approvals section",
             field="body",
-            fix="remove it: approvals are given with POST .../approve, one per reviewer",
+            fix="remove it: approvals are given one per reviewer, with POST .../approve "
+            "or `staffroom sop approve ID@N --by NAME`",
         )
 
 
-def from_fields(base: SopVersion, body: EditFields) -> SopVersion:
+def from_fields(base: SopVersion, body: Edit) -> SopVersion:
     if body.steps is None and body.goal is None and body.body is None:
         raise InputError(
             "the edit changes nothing",
             field="steps",
             fix="send `card` (the card text) or any of `steps`, `goal`, `body`",
         )
-    steps = body.steps or [card_step(s) for s in base.steps]
+    steps = list(body.steps or [card_step(s) for s in base.steps])
     data = {
         "id": base.sop_id,
         "version": base.version,
@@ -134,8 +196,11 @@ def parse_card(sop_id: str, text: str) -> SopVersion:
             field="id",
             fix=f"an edit stays in its SOP: write `id: {sop_id}` (a new SOP is a new card)",
         )
-    # The server numbers the version, makes it a draft and writes its change log entry.
+    # The store numbers the version, makes it a draft and writes its change log entry.
     data = {k: v for k, v in data.items() if k not in ("version", "status", "change_log")}
     data.update(id=sop_id, version=1, body=notes)
     card = validate(SopCard, data, file=where, lines=lines, error_cls=SopCardError)
     return card_to_version(card)
+
+
+__all__ = ["Edit", "approve", "publish", "save_edit"]
