@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 from framework.errors import InputError, ModelError
-from framework.models.factory import build_model, close_model
 from framework.phrases import Language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
@@ -74,6 +73,8 @@ def label_language(settings: Settings, *, lenient: bool = False) -> Language:
 def check_model(settings: Settings, spec: ModelSpec, where: str) -> None:
     """Resolve ``spec`` against the project's models.yaml and build it (no call is made);
     :class:`InputError` naming ``where`` and the valid forms if either fails."""
+    from framework.models.factory import build_model, close_model  # langchain: only here
+
     # A broken models.yaml is its own error (file:line), not the flag's or the variable's.
     registry = ModelRegistry.load(settings.project_dir / MODELS_FILE)
     try:
