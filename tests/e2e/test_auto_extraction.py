@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from paths import ROOT
 from stub_openai import StubOpenAI
 
-ROOT = Path(__file__).resolve().parents[2]
 REQUESTS = "帮我写灰度方案\n再补充回滚预案\n最后列一个上线检查清单\n"
 
 

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
 
 
 def project(tmp_path: Path) -> Path:

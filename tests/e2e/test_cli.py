@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
+
 USER_SCENARIO = ROOT / "tests" / "fixtures" / "user_scenario" / "scenarios" / "launch_review.yaml"
 BAD = ROOT / "tests" / "fixtures" / "bad"
 

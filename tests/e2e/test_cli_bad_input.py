@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 from cli_in_process import Cli
+from paths import ROOT
 
 from framework.sessions.events import EventKind, make_event
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def staffroom(

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import Cli
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scenarios" / "tech_article.script.txt"
 
 

@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
 
 
 def test_follow_prints_new_events_written_by_another_process(tmp_path: Path) -> None:

@@ -12,8 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
-
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
 
 
 def slow_scenario(tmp_path: Path) -> Path:

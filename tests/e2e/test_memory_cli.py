@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from cli_in_process import Cli
-
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
 
 
 def staffroom(*args: str, data: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

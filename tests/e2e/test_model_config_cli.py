@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from paths import ROOT
 from stub_openai import StubOpenAI
 
 from framework import Settings, Staffroom
@@ -17,7 +18,6 @@ from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scenarios" / "tech_article.script.txt"
 
 

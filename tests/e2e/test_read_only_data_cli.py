@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 Run = Callable[..., subprocess.CompletedProcess[str]]
 # $0 is the folder to mount read-only, "$@" the command to run under it.
 _MOUNT_RO = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"'

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
+from paths import ROOT
 from rich.console import Console
 
 from framework import Event, EventKind, Room, Settings, Staffroom
@@ -23,7 +24,6 @@ from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
 from framework.surfaces.cli.render import render_event
 
-ROOT = Path(__file__).resolve().parents[2]
 REMARK = "配图应该在写正文之前"
 ORDER = json.dumps({"corrections": [{"kind": "order", "step": 3, "before": 2}]})
 MOVE = json.dumps({"edits": [{"op": "move", "step": 3, "to": 2, "reason": "作者要求先配图"}]})

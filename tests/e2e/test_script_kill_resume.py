@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 LINES = ["方向没问题，继续。", "@designer 图再简洁一点", "@pm 收尾"]
 Event = dict[str, object]
 

@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from framework.sop.trials import in_trial
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+from framework.sop.trials import in_trial
 
 
 def staffroom(*args: str) -> subprocess.CompletedProcess[str]:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import Cli
+from paths import ROOT
 
 from framework.sop.model import SopVersion, Status, Step
 from framework.staffroom import Staffroom
 
-ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = """\
 id: store-only-room
 title: store only

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_openai import ChatOpenAI
+from paths import ROOT
 from stub_openai import StubOpenAI
 
 from framework import Event, EventKind, Settings, Staffroom
@@ -19,7 +20,6 @@ from framework.models import ScriptedChatModel
 from framework.models.factory import ModelFactory
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 HTML = "<html><head><title>llama.cpp</title></head><body>oops</body></html>"
 RUSSIAN = "Вот краткое содержание разговора: пользователь спросил о развертывании."
 SUMMARY = json.dumps({"history": ["alice 问了灰度方案"], "facts": []}, ensure_ascii=False)

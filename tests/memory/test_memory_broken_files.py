@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 from stub_openai import StubOpenAI
 
 from framework import Event, EventKind, Settings, Staffroom
@@ -20,7 +21,6 @@ from framework.memory.memory_file import MemoryFile
 from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 # Saved as GBK by an editor: 关键事实 / 喜欢简洁 are not UTF-8 bytes; the ASCII line is.
 GBK = "# 关键事实\n- 喜欢简洁\n- deadline: 2027-01-15\n".encode("gbk")
 

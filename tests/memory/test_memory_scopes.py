@@ -6,11 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from paths import ROOT
+
 from framework import Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "alice-secret: 我的工资是 12345"
 
 

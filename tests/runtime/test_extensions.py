@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from langchain_core.messages import AIMessage
+from paths import ROOT
 from pydantic import BaseModel
 
 from framework import EventKind, Settings, Staffroom
@@ -20,8 +21,6 @@ from framework.runtime.room_tools import ToolScope
 from framework.sessions.events import Event
 from framework.specs.model_spec import ModelSpec
 from framework.tools.base import Tool, ToolResult
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 async def drain(events: AsyncIterator[Event]) -> list[Event]:

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from framework import InputError, Settings, Staffroom
 from framework.specs.scenario import load_scenario
 
-ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = [
     "../../../../tmp/staffroom-escape",
     "a/b",

@@ -17,13 +17,13 @@ from pathlib import Path
 from subprocess import PIPE, Popen
 
 import pytest
+from paths import ROOT
 
 from framework import Settings
 from framework.errors import InputError, StorageError
 from framework.sessions import EventKind, JsonlLog, make_event
 
 HELPER = Path(__file__).with_name("lock_kind_writer_proc.py")
-ROOT = Path(__file__).resolve().parents[2]
 REFUSED = 3  # the helper's exit status for a StorageError
 
 

@@ -7,14 +7,14 @@ import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
+
+from paths import ROOT
 
 from framework import Event, EventKind, Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.sop.model import SopVersion
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 CORRECTION = "纠正: order 3 before 2 先定配图\n评分: 2/5"
 ADD_COVER = json.dumps(
     {"edits": [{"op": "add", "speaker": "designer", "do": "封面图", "before": 1, "reason": "x"}]}

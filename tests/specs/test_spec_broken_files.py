@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from spec_paths import REPO
+from paths import ROOT as REPO
 
 from framework.errors import CardError, ScenarioError, SopCardError, UnknownNameError
 from framework.specs import Catalog, SopLibrary, validate_paths
