@@ -31,26 +31,34 @@ class CliResult:
 
 
 Cli = Callable[..., CliResult]
-"""``cli(*args, cwd=ROOT, stdin="", env=None) -> CliResult``."""
+"""``cli(*args, cwd=ROOT, stdin="", env=None, data=None) -> CliResult``."""
 
 
 def in_process_cli(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, root: Path
 ) -> Cli:
     """A runner for ``staffroom ARGS``; no ``STAFFROOM_*`` comes from the environment unless
-    ``env=`` sets it, and ``cwd=`` (default ``root``) is the folder it runs in."""
+    ``env=`` sets it, and ``cwd=`` (default ``root``) is the folder it runs in. ``data=``
+    gives ``--data-dir`` where the command takes it (after ``sop``, before its sub-command)."""
     from framework.surfaces.cli import main  # here: only tests that use it pay the import
 
     for name in [n for n in os.environ if n.startswith("STAFFROOM_")]:
         monkeypatch.delenv(name)
 
     def run(
-        *args: str, cwd: Path = root, stdin: str = "", env: dict[str, str] | None = None
+        *args: str,
+        cwd: Path = root,
+        stdin: str | None = "",
+        env: dict[str, str] | None = None,
+        data: Path | None = None,
     ) -> CliResult:
+        if data is not None:
+            where = ["--data-dir", str(data)]
+            args = (args[0], *where, *args[1:]) if args[:1] == ("sop",) else (*args, *where)
         with monkeypatch.context() as scoped:
             scoped.chdir(cwd)
             scoped.setattr(sys, "argv", ["staffroom", *args])
-            scoped.setattr(sys, "stdin", io.StringIO(stdin))
+            scoped.setattr(sys, "stdin", io.StringIO(stdin or ""))
             for name, value in (env or {}).items():
                 scoped.setenv(name, value)
             capsys.readouterr()
