@@ -34,6 +34,15 @@ Cli = Callable[..., CliResult]
 """``cli(*args, cwd=ROOT, stdin="", env=None, data=None) -> CliResult``."""
 
 
+def with_data_dir(args: tuple[str, ...], data: Path | None) -> list[str]:
+    """``args`` with ``--data-dir DATA`` where the command takes it: after ``sop`` (the group
+    holds the option), else at the end."""
+    if data is None:
+        return list(args)
+    where = ["--data-dir", str(data)]
+    return [args[0], *where, *args[1:]] if args[:1] == ("sop",) else [*args, *where]
+
+
 def in_process_cli(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, root: Path
 ) -> Cli:
@@ -52,12 +61,9 @@ def in_process_cli(
         env: dict[str, str] | None = None,
         data: Path | None = None,
     ) -> CliResult:
-        if data is not None:
-            where = ["--data-dir", str(data)]
-            args = (args[0], *where, *args[1:]) if args[:1] == ("sop",) else (*args, *where)
         with monkeypatch.context() as scoped:
             scoped.chdir(cwd)
-            scoped.setattr(sys, "argv", ["staffroom", *args])
+            scoped.setattr(sys, "argv", ["staffroom", *with_data_dir(args, data)])
             scoped.setattr(sys, "stdin", io.StringIO(stdin or ""))
             for name, value in (env or {}).items():
                 scoped.setenv(name, value)
