@@ -45,8 +45,10 @@ browser:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "note: no /usr/bin/chromium (apt-get install chromium): browser tests are skipped"
 
+# -n auto: one pytest worker per core (pytest-xdist); much of the suite waits on subprocesses
+# and sockets, so the workers overlap. `$(BIN)/pytest tests/...` alone runs in one process.
 test: lint browser
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 # Starts llama.cpp's server on 127.0.0.1 (a free port), runs `pytest -m llm tests/llm`, stops it.
 test-llm: $(LLM_STAMP)
