@@ -5,7 +5,7 @@ Running it here (argv, stdin, cwd and ``STAFFROOM_*`` set for the call, output c
 exactly that, without starting an interpreter per command. An exception ``main`` lets through
 is printed with its traceback and exits 1, as Python would, so tests can assert that no
 "Traceback" reaches a person. Use a real process where the process matters (kills, locks,
-signals, the console script itself).
+signals, the console script itself): tests/cli_process.py, same arguments and result.
 """
 
 from __future__ import annotations
