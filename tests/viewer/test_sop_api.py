@@ -3,11 +3,10 @@ review rule the CLI enforces (the same data folder refuses the same publish the 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import httpx
+from cli_process import staffroom_process
 from viewer_harness import BOB, VIEWER, Server
 
 SOPS = "/api/sops"
@@ -121,14 +120,9 @@ def test_publishing_needs_the_reviewers_the_cli_needs(server: Server) -> None:
 
     server.stop()  # the CLI on the same data folder refuses the same publish in the same words
     command = ["sop", "--data-dir", str(server.data), "publish", "tech-article@3"]
-    cli = subprocess.run(
-        [sys.executable, "-m", "framework", *command],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert cli.returncode == 2
-    assert error(nobody)["message"] in cli.stderr + cli.stdout
+    cli = staffroom_process(*command)
+    assert cli.code == 2
+    assert error(nobody)["message"] in cli.err + cli.out
 
 
 def test_edits_and_lookups_that_cannot_work_say_what_to_fix(server: Server) -> None:
