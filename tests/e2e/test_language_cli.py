@@ -70,7 +70,9 @@ def test_init_makes_an_english_project_and_zh_a_chinese_one(cli: Cli, tmp_path: 
 
     def run(project: Path, env: dict[str, str] | None = None) -> str:
         script = project / "scenarios" / "note.script.txt"
-        args = ("--project", str(project), "--data-dir", str(tmp_path / "d" / project.name))
+        # A folder per run: run ids are per second, and in-process runs share a second.
+        data = tmp_path / "d" / f"{project.name}-{'env' if env else 'own'}"
+        args = ("--project", str(project), "--data-dir", str(data))
         done = cli("run", "note", *args, "--script", str(script), env=env)
         assert done.code == 0, done.err
         return done.out

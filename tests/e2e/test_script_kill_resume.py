@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import yaml
 from cli_in_process import Cli
+from cli_process import staffroom_argv
 from paths import ROOT
 
 LINES = ["方向没问题，继续。", "@designer 图再简洁一点", "@pm 收尾"]
@@ -65,21 +65,11 @@ def test_a_script_killed_at_several_points_posts_each_line_once(tmp_path: Path) 
     script = tmp_path / "lines.txt"
     script.write_text("".join(f"author: {line}\n" for line in LINES), encoding="utf-8")
     log = tmp_path / "data" / "sessions" / "room:ks.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "framework",
-        "run",
-        str(slow_scenario(tmp_path)),
-        "--room",
-        "ks",
-        "--script",
-        str(script),
-        "--data-dir",
-        str(tmp_path / "data"),
-        "--project",
-        str(ROOT),
-    ]
+    scenario = str(slow_scenario(tmp_path))
+    cmd = staffroom_argv(
+        "run", scenario, "--room", "ks", "--script", str(script), "--project", str(ROOT),
+        data=tmp_path / "data",
+    )  # fmt: skip
 
     def stored(n: int) -> Callable[[list[Event]], bool]:
         return lambda events: len(humans(events)) >= n
