@@ -16,7 +16,6 @@ from rich.markup import escape
 from framework.errors import UnknownNameError
 from framework.phrases import Phrase
 from framework.specs._explain import hint
-from framework.specs.catalog import Catalog
 from framework.surfaces.cli.knowledge import (
     DataDir,
     Employee,
@@ -69,6 +68,8 @@ def add(
     if employee is not None:
         # A typo would start a knowledge folder no employee reads: refuse it by name.
         root = settings_for(data_dir, project, None).project_dir
+        from framework.specs.catalog import Catalog
+
         known = sorted(Catalog.for_project(root).employees)
         if employee not in known:
             raise UnknownNameError(

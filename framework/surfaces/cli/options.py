@@ -17,7 +17,6 @@ from framework.phrases import Language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry, parse_model_option
-from framework.specs.project_file import project_language
 
 MODEL_ENV = "STAFFROOM_MODEL"
 MODEL_FORMS = (
@@ -62,6 +61,8 @@ def label_language(settings: Settings, *, lenient: bool = False) -> Language:
     else ``language:`` in the project's ``staffroom.yaml``, else English. A broken
     ``staffroom.yaml`` is an :class:`InputError`, unless ``lenient`` (``validate``, which
     reports it as one of its problems): then English."""
+    from framework.specs.project_file import project_language  # the spec models: not for --help
+
     try:
         return project_language(settings.project_dir, settings.language) or "en"
     except InputError:

@@ -16,7 +16,6 @@ from rich.markup import escape
 from framework.errors import InputError, StorageError
 from framework.settings import Settings
 from framework.sop.edits import diff_steps
-from framework.sop.library_io import export_library, import_library
 from framework.sop.model import Status
 from framework.sop.ref import SopRef
 from framework.sop.trials import ALREADY, ScenarioTrials, TrialPolicy
@@ -282,6 +281,8 @@ def import_(ctx: typer.Context, folder: Annotated[Path | None, typer.Argument()]
         )
 
     async def job(service: SopService) -> None:
+        from framework.sop.library_io import import_library
+
         sop_tables.print_import(source, await import_library(service.store, source), console)
 
     _run(settings, job, writes=True, command="sop import")
@@ -292,6 +293,8 @@ def export(ctx: typer.Context, folder: Path) -> None:
     """Write every version as a card file (folder/<id>/v<N>.md) for review in git."""
 
     async def job(service: SopService) -> None:
+        from framework.sop.library_io import export_library
+
         for path in await export_library(service.store, folder):
             console.print(str(path))
 
