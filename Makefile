@@ -51,8 +51,10 @@ browser:
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
+# -n auto: one pytest worker per core (pytest-xdist); much of the suite waits on subprocesses
+# and sockets, so the workers overlap. `$(BIN)/pytest tests/...` alone runs in one process.
 test: lint browser docs
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 # Starts llama.cpp's server on 127.0.0.1 (a free port), runs `pytest -m llm tests/llm`, stops it.
 test-llm: $(LLM_STAMP)

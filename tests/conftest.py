@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import Cli, in_process_cli
+from paths import ROOT
 from stub_openai import StubOpenAI
 
 from framework import Settings, Staffroom
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paths import ROOT
 from stub_openai import StubOpenAI
 
 from framework import Event, EventKind, Room, Settings, Staffroom
@@ -35,7 +36,6 @@ from framework.sessions.keys import SessionKey
 from framework.specs.model_spec import ModelSpec
 from framework.surfaces.cli.init import scaffold
 
-ROOT = Path(__file__).resolve().parents[1]
 HAN_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 # What a prompt example's placeholders and a timestamp-as-value look like when echoed.
 PLACEHOLDER = re.compile(r"(?im)^\s*-?\s*(key\s*:\s*text|<[a-z_ ]+>|\{[a-z_]+\})\s*$")

@@ -17,7 +17,8 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from paths import ROOT
+
 PACKAGE = ROOT / "framework"
 
 

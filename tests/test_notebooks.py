@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import ROOT
 
 from framework import Staffroom
 
-ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from paths import ROOT
+
 MAX_LINES = 400
 PAGE = ROOT / "docs" / "architecture.md"
 

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from framework.data_folder import DataFolder
 from framework.errors import InputError
@@ -20,7 +21,6 @@ from framework.sessions.events import EventKind, make_event
 from framework.sessions.keys import SessionKey
 from framework.staffroom import Staffroom
 
-ROOT = Path(__file__).resolve().parents[1]
 # $0 is the folder to mount read-only, "$@" the command to run under it (as root, where
 # permissions are not enforced, a private mount namespace makes the folder read-only).
 _MOUNT_RO = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"'

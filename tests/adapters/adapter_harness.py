@@ -16,13 +16,13 @@ from typing import Any
 
 import httpx
 import uvicorn
+from paths import ROOT
 
 from framework import Settings
 from framework.surfaces.adapters.http import AdapterRoutes, AdaptersConfig, load_adapters
 from framework.surfaces.server.app import build_app_from_project
 from framework.surfaces.server.config import ServerConfig
 
-ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = Path(__file__).parent / "payloads"
 
 SCENARIO = """\

@@ -4,34 +4,13 @@ really writes files (an OpenAI-compatible stub server), ``staffroom close``, ``s
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from cli_in_process import Cli
 from stub_openai import StubOpenAI
 
-ROOT = Path(__file__).resolve().parents[2]
 REQUESTS = "帮我写灰度方案\n再补充回滚预案\n最后列一个上线检查清单\n"
-
-
-def staffroom(*args: str, data: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "STAFFROOM_MODEL"}
-    # `sop` takes the data folder before its sub-command.
-    where = ["--data-dir", str(data)]
-    given = [args[0], *where, *args[1:]] if args[0] == "sop" else [*args, *where]
-    cmd = [sys.executable, "-m", "framework", *given]
-    return subprocess.run(
-        cmd,
-        cwd=ROOT,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def script_work(stub: StubOpenAI, last: str) -> None:
@@ -47,48 +26,50 @@ def logged(data: Path, kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["kind"] == kind]
 
 
-def test_a_reported_done_task_is_proposed_as_a_draft_once(tmp_path: Path) -> None:
+def test_a_reported_done_task_is_proposed_as_a_draft_once(cli: Cli, tmp_path: Path) -> None:
     with StubOpenAI(default_text="好的。") as stub:
         script_work(stub, "检查清单已写好。任务完成！")
         model = f"openai:stub-model@{stub.base_url}"
-        chat = staffroom("dm", "engineer", "--user", "alice", "--model", model, data=tmp_path,
+        chat = cli("dm", "engineer", "--user", "alice", "--model", model, data=tmp_path,
                          stdin=REQUESTS)  # fmt: skip
-        assert chat.returncode == 0, chat.stdout + chat.stderr
-        assert "◆ SOP draft engineer-practice@1 extracted" in chat.stdout
+        assert chat.code == 0, chat.out + chat.err
+        assert "◆ SOP draft engineer-practice@1 extracted" in chat.out
         approve = f"staffroom sop --data-dir {tmp_path} approve engineer-practice@1 --by NAME"
-        assert approve in chat.stdout  # the hint carries the data folder: it runs as printed
+        assert approve in chat.out  # the hint carries the data folder: it runs as printed
 
-        shown = staffroom("sop", "show", "engineer-practice@1", data=tmp_path)
-        assert shown.returncode == 0, shown.stderr
-        assert "draft" in shown.stdout and "reported the task done" in shown.stdout
-        assert "再补充回滚预案" in shown.stdout and "auto-extraction" in shown.stdout
+        shown = cli("sop", "show", "engineer-practice@1", data=tmp_path)
+        assert shown.code == 0, shown.err
+        assert "draft" in shown.out and "reported the task done" in shown.out
+        assert "再补充回滚预案" in shown.out and "auto-extraction" in shown.out
 
-        closed = staffroom("close", "dm:alice@engineer", "--model", model, data=tmp_path)
-        assert closed.returncode == 0, closed.stdout + closed.stderr
-        assert "SOP draft" not in closed.stdout  # that span was distilled already
+        closed = cli("close", "dm:alice@engineer", "--model", model, data=tmp_path)
+        assert closed.code == 0, closed.out + closed.err
+        assert "SOP draft" not in closed.out  # that span was distilled already
     [told] = logged(tmp_path, "extraction")
     assert told["content"]["trigger"] == "task_done"
-    listed = staffroom("sop", "list", data=tmp_path)
-    assert "engineer-practice" in listed.stdout and "engineer-practice@2" not in listed.stdout
+    listed = cli("sop", "list", data=tmp_path)
+    assert "engineer-practice" in listed.out and "engineer-practice@2" not in listed.out
 
 
-def test_a_session_that_ends_after_work_proposes_a_draft_at_its_end(tmp_path: Path) -> None:
+def test_a_session_that_ends_after_work_proposes_a_draft_at_its_end(
+    cli: Cli, tmp_path: Path
+) -> None:
     with StubOpenAI(default_text="好的。") as stub:
         script_work(stub, "检查清单写在 check.md，你看一下。")
         model = f"openai:stub-model@{stub.base_url}"
-        chat = staffroom("dm", "engineer", "--user", "alice", "--model", model, data=tmp_path,
+        chat = cli("dm", "engineer", "--user", "alice", "--model", model, data=tmp_path,
                          stdin=REQUESTS)  # fmt: skip
-        assert chat.returncode == 0, chat.stdout + chat.stderr
-        assert "SOP draft" not in chat.stdout  # nobody said it was done
+        assert chat.code == 0, chat.out + chat.err
+        assert "SOP draft" not in chat.out  # nobody said it was done
 
-        closed = staffroom("close", "dm:alice@engineer", "--model", model, data=tmp_path)
-        assert closed.returncode == 0, closed.stdout + closed.stderr
-        assert "◆ SOP draft engineer-practice@1 extracted" in closed.stdout
-        assert f"staffroom sop --data-dir {tmp_path} show engineer-practice@1" in closed.stdout
-        again = staffroom("close", "dm:alice@engineer", "--model", model, data=tmp_path)
-        assert "already ended" in again.stdout
+        closed = cli("close", "dm:alice@engineer", "--model", model, data=tmp_path)
+        assert closed.code == 0, closed.out + closed.err
+        assert "◆ SOP draft engineer-practice@1 extracted" in closed.out
+        assert f"staffroom sop --data-dir {tmp_path} show engineer-practice@1" in closed.out
+        again = cli("close", "dm:alice@engineer", "--model", model, data=tmp_path)
+        assert "already ended" in again.out
     [told] = logged(tmp_path, "extraction")
     assert told["content"]["trigger"] == "session_end"
     assert "the session ended (closed)" in told["content"]["why"]
-    shown = staffroom("sop", "show", "engineer-practice@1", data=tmp_path)
-    assert "draft" in shown.stdout and "the session ended" in shown.stdout
+    shown = cli("sop", "show", "engineer-practice@1", data=tmp_path)
+    assert "draft" in shown.out and "the session ended" in shown.out

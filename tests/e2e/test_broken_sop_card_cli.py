@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from cli_in_process import Cli
+from paths import ROOT
 
 
 def project(tmp_path: Path) -> Path:
@@ -20,32 +17,20 @@ def project(tmp_path: Path) -> Path:
     return proj
 
 
-def staffroom(
-    tmp_path: Path, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
+def folders(tmp_path: Path) -> dict[str, str]:
+    """The data folder and the copied project, as a person would set them once."""
+    return {
         "STAFFROOM_HOME": str(tmp_path / "data"),
         "STAFFROOM_PROJECT": str(tmp_path / "proj"),
     }
-    return subprocess.run(
-        [sys.executable, "-m", "framework", *args],
-        cwd=ROOT,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize("damage", ["unparseable", "edited_in_place"])
-def test_a_broken_card_stops_only_its_users(tmp_path: Path, damage: str) -> None:
+def test_a_broken_card_stops_only_its_users(cli: Cli, tmp_path: Path, damage: str) -> None:
     proj = project(tmp_path)
     card = proj / "sop_library" / "tech_article" / "v1.md"
     if damage == "edited_in_place":
-        assert staffroom(tmp_path, "sop", "list").returncode == 0  # v1 is now stored
+        assert cli("sop", "list", env=folders(tmp_path)).code == 0  # v1 is now stored
         card.write_text(card.read_text("utf-8").replace("立题与提纲", "立题"), encoding="utf-8")
     else:
         v2 = card.with_name("v2.md")
@@ -54,15 +39,15 @@ def test_a_broken_card_stops_only_its_users(tmp_path: Path, damage: str) -> None
         )
         card = v2
 
-    dm = staffroom(tmp_path, "dm", "pm", "--user", "alice", stdin="你好\n")
-    assert dm.returncode == 0, dm.stderr
-    assert "产品经理小P" in dm.stdout
+    dm = cli("dm", "pm", "--user", "alice", stdin="你好\n", env=folders(tmp_path))
+    assert dm.code == 0, dm.err
+    assert "产品经理小P" in dm.out
 
-    ran = staffroom(tmp_path, "run", "tech-article", "--room", "r1")
-    assert ran.returncode == 2 and "Traceback" not in ran.stderr
-    assert f"{card.name}:" in ran.stderr, ran.stderr  # the card's own file:line
+    ran = cli("run", "tech-article", "--room", "r1", env=folders(tmp_path))
+    assert ran.code == 2 and "Traceback" not in ran.err
+    assert f"{card.name}:" in ran.err, ran.err  # the card's own file:line
     assert not (tmp_path / "data" / "sessions" / "room:r1.jsonl").exists()
 
     user = ROOT / "tests" / "fixtures" / "user_scenario" / "scenarios" / "launch_review.yaml"
-    other = staffroom(tmp_path, "run", str(user), "--room", "lr")
-    assert other.returncode == 0, other.stderr
+    other = cli("run", str(user), "--room", "lr", env=folders(tmp_path))
+    assert other.code == 0, other.err

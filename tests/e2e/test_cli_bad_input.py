@@ -4,46 +4,25 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from cli_in_process import Cli
+from cli_in_process import Cli, CliResult
+from paths import ROOT
 
 from framework.sessions.events import EventKind, make_event
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def staffroom(
-    *args: str, env: dict[str, str] | None = None, data: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "framework", *args]
-    if data is not None:
-        cmd += ["--data-dir", str(data)]
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
-    return subprocess.run(
-        cmd,
-        cwd=ROOT,
-        env={**full_env, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-
-
-def refused(done: subprocess.CompletedProcess[str], *must: str) -> str:
+def refused(done: CliResult, *must: str) -> str:
     """The error text, after checking exit 2, no traceback and that it says ``must``."""
-    assert done.returncode == 2, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
-    assert "Traceback" not in done.stderr + done.stdout
+    assert done.code == 2, (done.code, done.out[-2000:], done.err[-2000:])
+    assert "Traceback" not in done.err + done.out
     for text in must:
-        assert text in done.stderr, (text, done.stderr)
-    return done.stderr
+        assert text in done.err, (text, done.err)
+    return done.err
 
 
 def test_a_missing_folder_or_non_utf8_script_is_refused_before_the_room_runs(
+    cli: Cli,
     tmp_path: Path,
 ) -> None:
     gbk = tmp_path / "gbk.txt"
@@ -55,19 +34,21 @@ def test_a_missing_folder_or_non_utf8_script_is_refused_before_the_room_runs(
         "gbk": (gbk, "not UTF-8"),
     }
     for room, (script, why) in cases.items():
-        done = staffroom("run", "tech-article", "--room", room, "--script", str(script), data=data)
+        done = cli("run", "tech-article", "--room", room, "--script", str(script), data=data)
         refused(done, str(script), "--script", why)
         assert not (data / "sessions" / f"room:{room}.jsonl").exists(), "the room must not run"
-    assert "gbk.txt:1" in done.stderr  # the line of the first undecodable byte
+    assert "gbk.txt:1" in done.err  # the line of the first undecodable byte
 
 
-def test_script_lines_that_say_nothing_are_refused_with_file_and_line(tmp_path: Path) -> None:
+def test_script_lines_that_say_nothing_are_refused_with_file_and_line(
+    cli: Cli, tmp_path: Path
+) -> None:
     script = tmp_path / "s.txt"
     # 1: an author and no text; 2: blank (skipped); 3: fine; 4: full-width colon, no text;
     # 5: only an escaped line break; 6: only a zero-width space.
     script.write_text("author:\n   \nauthor: 继续\nauthor：  \n\\n\n\u200b\n", encoding="utf-8")
     data = tmp_path / "data"
-    done = staffroom("run", "tech-article", "--room", "e1", "--script", str(script), data=data)
+    done = cli("run", "tech-article", "--room", "e1", "--script", str(script), data=data)
     error = refused(done, "s.txt:1", "says nothing", "nothing was posted")
     for line in (4, 5, 6):
         assert f"s.txt:{line}:" in error
@@ -75,40 +56,42 @@ def test_script_lines_that_say_nothing_are_refused_with_file_and_line(tmp_path: 
     assert not (data / "sessions" / "room:e1.jsonl").exists(), "no line of it is posted"
 
 
-def test_a_script_saved_with_a_byte_order_mark_keeps_its_author(tmp_path: Path) -> None:
+def test_a_script_saved_with_a_byte_order_mark_keeps_its_author(cli: Cli, tmp_path: Path) -> None:
     script = tmp_path / "bom.txt"
     script.write_bytes("author: 继续\n".encode("utf-8-sig"))
     data = tmp_path / "data"
-    done = staffroom("run", "tech-article", "--room", "b1", "--script", str(script), data=data)
-    assert done.returncode == 0, done.stderr
+    done = cli("run", "tech-article", "--room", "b1", "--script", str(script), data=data)
+    assert done.code == 0, done.err
     log = (data / "sessions" / "room:b1.jsonl").read_text(encoding="utf-8").splitlines()
     said = [e for e in map(json.loads, log) if (e.get("meta") or {}).get("human")]
     assert [(e["author"], e["content"]) for e in said] == [("author", "继续")]
     assert said[0]["id"].startswith("script-1-")
 
 
-def test_sop_refs_and_import_paths_are_checked(tmp_path: Path) -> None:
+def test_sop_refs_and_import_paths_are_checked(cli: Cli, tmp_path: Path) -> None:
     data = tmp_path / "data"
     refused(
-        staffroom("sop", "--data-dir", str(data), "show", "tech-article@x"),
+        cli("sop", "--data-dir", str(data), "show", "tech-article@x"),
         "'x'",
         "tech-article@1",
     )
-    refused(staffroom("sop", "--data-dir", str(data), "show", "tech-article@99"), "no version 99")
+    refused(cli("sop", "--data-dir", str(data), "show", "tech-article@99"), "no version 99")
     refused(
-        staffroom("sop", "--data-dir", str(data), "approve", "tech-article", "--by", "ann"),
+        cli("sop", "--data-dir", str(data), "approve", "tech-article", "--by", "ann"),
         "names no version",
     )
     missing = tmp_path / "nope"
-    error = refused(staffroom("sop", "--data-dir", str(data), "import", str(missing)), "no such")
+    error = refused(cli("sop", "--data-dir", str(data), "import", str(missing)), "no such")
     assert str(missing) in error and "ImportReport(" not in error
-    done = staffroom("sop", "--data-dir", str(data), "import", str(ROOT / "sop_library"))
-    assert done.returncode == 0, done.stderr
-    assert "ImportReport(" not in done.stdout
-    assert "already stored: " in done.stdout and "tech-article@1" in done.stdout
+    done = cli("sop", "--data-dir", str(data), "import", str(ROOT / "sop_library"))
+    assert done.code == 0, done.err
+    assert "ImportReport(" not in done.out
+    assert "already stored: " in done.out and "tech-article@1" in done.out
 
 
-def test_history_cuts_huge_events_of_every_kind_and_json_keeps_them(tmp_path: Path) -> None:
+def test_history_cuts_huge_events_of_every_kind_and_json_keeps_them(
+    cli: Cli, tmp_path: Path
+) -> None:
     data = tmp_path / "data"
     (data / "sessions").mkdir(parents=True)
     huge = "字" * 20_000_000  # a 60 MB line
@@ -128,26 +111,26 @@ def test_history_cuts_huge_events_of_every_kind_and_json_keeps_them(tmp_path: Pa
     log = data / "sessions" / f"{key}.jsonl"
     log.write_text("".join(e.to_json() + "\n" for e in events), encoding="utf-8")
 
-    shown = staffroom("history", key, data=data)
-    assert shown.returncode == 0, shown.stderr[-2000:]
-    assert "Traceback" not in shown.stderr
-    assert len(shown.stdout) < 100_000, "every text is cut"
-    assert f"more characters: staffroom history --data-dir {data} room:huge --json" in shown.stdout
-    assert "\x1b" not in shown.stdout and "\\x1b[2J" in shown.stdout  # no terminal control
+    shown = cli("history", key, data=data)
+    assert shown.code == 0, shown.err[-2000:]
+    assert "Traceback" not in shown.err
+    assert len(shown.out) < 100_000, "every text is cut"
+    assert f"more characters: staffroom history --data-dir {data} room:huge --json" in shown.out
+    assert "\x1b" not in shown.out and "\\x1b[2J" in shown.out  # no terminal control
 
-    whole = staffroom("history", key, "--json", data=data)
-    assert whole.returncode == 0, whole.stderr[-2000:]
-    first = json.loads(whole.stdout.splitlines()[0])
+    whole = cli("history", key, "--json", data=data)
+    assert whole.code == 0, whole.err[-2000:]
+    first = json.loads(whole.out.splitlines()[0])
     assert first["content"] == huge, "--json prints the whole event"
 
 
-def test_a_bad_staffroom_model_names_the_variable_and_the_forms(tmp_path: Path) -> None:
+def test_a_bad_staffroom_model_names_the_variable_and_the_forms(cli: Cli, tmp_path: Path) -> None:
     data = tmp_path / "data"
     for value in ("nonsense:::", "openai:", "{provider: x", "no-such-name", "import:nosuch.X"):
-        done = staffroom("run", "tech-article", env={"STAFFROOM_MODEL": value}, data=data)
+        done = cli("run", "tech-article", env={"STAFFROOM_MODEL": value}, data=data)
         refused(done, "STAFFROOM_MODEL", "openai:NAME[@BASE_URL]", "unset STAFFROOM_MODEL")
     assert not data.exists(), "nothing is opened before the model is known to be good"
-    done = staffroom("dm", "pm", "--model", "openai:", data=data)
+    done = cli("dm", "pm", "--model", "openai:", data=data)
     error = refused(done, "--model", "needs a name")
     assert "STAFFROOM_MODEL" not in error
 

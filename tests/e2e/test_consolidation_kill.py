@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from framework import Settings, Staffroom
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+from framework import Settings, Staffroom
 
 # A slow "real" model for the consolidation prompt: one JSON summary per batch, naming the
 # batch's first and last message so every batch's line is distinct.

@@ -10,27 +10,22 @@ in-process with the ``cli`` fixture: no process matters there, and it takes a te
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from cli_in_process import Cli
+from cli_process import staffroom_process
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scenarios" / "tech_article.script.txt"
 
 
-def staffroom(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
-    # STAFFROOM_HOME, not --data-dir: every command (sop ones included) reads it.
-    env = {**os.environ, "STAFFROOM_HOME": str(data)}
-    cmd = [sys.executable, "-m", "framework", *args]
-    return subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+def home(data: Path) -> dict[str, str]:
+    """STAFFROOM_HOME, not --data-dir: every command reads it, and the hints it prints carry no
+    --data-dir (the repair hint is checked as written)."""
+    return {"STAFFROOM_HOME": str(data)}
 
 
 def kinds(data: Path, room: str) -> Counter[str]:
@@ -39,7 +34,7 @@ def kinds(data: Path, room: str) -> Counter[str]:
 
 
 def waiting_room(data: Path, room: str = "r1") -> None:
-    assert staffroom("run", "tech-article", "--room", room, data=data).returncode == 0
+    assert staffroom_process("run", "tech-article", "--room", room, env=home(data)).code == 0
 
 
 def test_deleted_checkpoints_are_refused_then_rebuilt_by_doctor(tmp_path: Path) -> None:
@@ -47,24 +42,32 @@ def test_deleted_checkpoints_are_refused_then_rebuilt_by_doctor(tmp_path: Path) 
     for part in tmp_path.glob("checkpoints.sqlite*"):
         part.unlink()
 
-    refused = staffroom(
-        "run", "tech-article", "--room", "r1", "--script", str(SCRIPT), data=tmp_path
+    refused = staffroom_process(
+        "run", "tech-article", "--room", "r1", "--script", str(SCRIPT), env=home(tmp_path)
     )
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert "checkpoints.sqlite is missing" in refused.stderr
-    assert "staffroom doctor --repair" in refused.stderr
+    assert refused.code == 2 and "Traceback" not in refused.err
+    assert "checkpoints.sqlite is missing" in refused.err
+    assert "staffroom doctor --repair" in refused.err
     assert kinds(tmp_path, "r1")["sop_step"] == 2, "nothing may run while the store is lost"
 
-    checked = staffroom("doctor", data=tmp_path)
-    assert checked.returncode == 1 and "checkpoints.sqlite: missing" in checked.stdout
+    checked = staffroom_process("doctor", env=home(tmp_path))
+    assert checked.code == 1 and "checkpoints.sqlite: missing" in checked.out
 
-    fixed = staffroom("doctor", "--repair", data=tmp_path)
-    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    assert "room:r1: rebuilt from its log, waiting for people again" in fixed.stdout
-    assert fixed.stdout.rstrip().endswith("no problems found")
+    fixed = staffroom_process("doctor", "--repair", env=home(tmp_path))
+    assert fixed.code == 0, fixed.out + fixed.err
+    assert "room:r1: rebuilt from its log, waiting for people again" in fixed.out
+    assert fixed.out.rstrip().endswith("no problems found")
 
-    done = staffroom("run", "tech-article", "--room", "r1", "--script", str(SCRIPT), data=tmp_path)
-    assert done.returncode == 0 and "ended: sop_complete" in done.stdout
+    done = staffroom_process(
+        "run",
+        "tech-article",
+        "--room",
+        "r1",
+        "--script",
+        str(SCRIPT),
+        env=home(tmp_path),
+    )
+    assert done.code == 0 and "ended: sop_complete" in done.out
     counts = kinds(tmp_path, "r1")
     assert counts["sop_step"] == 4 and counts["outcome"] == 1 and counts["wait"] == 1
 
@@ -83,21 +86,21 @@ def test_a_lost_or_damaged_sop_store_is_reported_not_recreated(tmp_path: Path, d
         store.write_bytes(bytes(range(256)) * 64)
 
     for args in (("sop", "list"), ("run", "tech-article", "--room", "r2")):
-        refused = staffroom(*args, data=tmp_path)
-        assert refused.returncode == 2, refused.stdout
-        assert "Traceback" not in refused.stderr
-        assert "sops.sqlite" in refused.stderr and "doctor --repair" in refused.stderr
+        refused = staffroom_process(*args, env=home(tmp_path))
+        assert refused.code == 2, refused.out
+        assert "Traceback" not in refused.err
+        assert "sops.sqlite" in refused.err and "doctor --repair" in refused.err
     assert not (tmp_path / "sessions" / "room:r2.jsonl").exists()
     if damage == "delete":
         assert not store.exists(), "a lost store must not come back empty without a word"
 
-    fixed = staffroom("doctor", "--repair", data=tmp_path)
-    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    fixed = staffroom_process("doctor", "--repair", env=home(tmp_path))
+    assert fixed.code == 0, fixed.out + fixed.err
     if damage == "random":
         kept = list(tmp_path.glob("sops.sqlite.broken-*"))
         assert kept and kept[0].read_bytes() == bytes(range(256)) * 64, "moved aside, kept"
-    listed = staffroom("sop", "list", data=tmp_path)
-    assert listed.returncode == 0 and "tech-article" in listed.stdout  # library imported again
+    listed = staffroom_process("sop", "list", env=home(tmp_path))
+    assert listed.code == 0 and "tech-article" in listed.out  # library imported again
 
 
 def test_damaged_checkpoints_are_moved_aside_and_rooms_rebuilt(tmp_path: Path) -> None:
@@ -106,29 +109,37 @@ def test_damaged_checkpoints_are_moved_aside_and_rooms_rebuilt(tmp_path: Path) -
         part.unlink()
     (tmp_path / "checkpoints.sqlite").write_bytes(b"not a database, just junk" * 100)
 
-    refused = staffroom("run", "tech-article", "--room", "r1", data=tmp_path)
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert "checkpoints.sqlite" in refused.stderr
+    refused = staffroom_process("run", "tech-article", "--room", "r1", env=home(tmp_path))
+    assert refused.code == 2 and "Traceback" not in refused.err
+    assert "checkpoints.sqlite" in refused.err
 
-    fixed = staffroom("doctor", "--repair", data=tmp_path)
-    assert fixed.returncode == 0, fixed.stdout
-    assert "moved aside" in fixed.stdout and "room:r1: rebuilt" in fixed.stdout
-    done = staffroom("run", "tech-article", "--room", "r1", "--script", str(SCRIPT), data=tmp_path)
-    assert done.returncode == 0 and kinds(tmp_path, "r1")["outcome"] == 1
+    fixed = staffroom_process("doctor", "--repair", env=home(tmp_path))
+    assert fixed.code == 0, fixed.out
+    assert "moved aside" in fixed.out and "room:r1: rebuilt" in fixed.out
+    done = staffroom_process(
+        "run",
+        "tech-article",
+        "--room",
+        "r1",
+        "--script",
+        str(SCRIPT),
+        env=home(tmp_path),
+    )
+    assert done.code == 0 and kinds(tmp_path, "r1")["outcome"] == 1
 
 
 def test_an_emptied_log_is_reported_and_doctor_resets_the_room(tmp_path: Path) -> None:
     waiting_room(tmp_path)
     (tmp_path / "sessions" / "room:r1.jsonl").write_bytes(b"")
 
-    refused = staffroom("run", "tech-article", "--room", "r1", data=tmp_path)
-    assert refused.returncode == 2 and "lost events its checkpoint knows" in refused.stderr
-    checked = staffroom("doctor", data=tmp_path)
-    assert checked.returncode == 1 and "room:r1" in checked.stdout
-    fixed = staffroom("doctor", "--repair", data=tmp_path)
-    assert fixed.returncode == 0 and "enters afresh" in fixed.stdout
-    again = staffroom("run", "tech-article", "--room", "r1", data=tmp_path)
-    assert again.returncode == 0 and kinds(tmp_path, "r1")["plan"] == 1
+    refused = staffroom_process("run", "tech-article", "--room", "r1", env=home(tmp_path))
+    assert refused.code == 2 and "lost events its checkpoint knows" in refused.err
+    checked = staffroom_process("doctor", env=home(tmp_path))
+    assert checked.code == 1 and "room:r1" in checked.out
+    fixed = staffroom_process("doctor", "--repair", env=home(tmp_path))
+    assert fixed.code == 0 and "enters afresh" in fixed.out
+    again = staffroom_process("run", "tech-article", "--room", "r1", env=home(tmp_path))
+    assert again.code == 0 and kinds(tmp_path, "r1")["plan"] == 1
 
 
 def _overwrite_past_the_first_page(store: Path) -> None:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import Cli, CliResult
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 HINT = re.compile(r"staffroom(?: (?!\()[^\s;`\[\]()]+)+")
 FILLED = {"NAME": "maria", "FILE": "script.txt"}
 DOWN = "openai:gemma@http://127.0.0.1:9/v1"

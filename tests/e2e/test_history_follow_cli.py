@@ -5,23 +5,20 @@ from __future__ import annotations
 import json
 import queue
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from cli_in_process import Cli
+from cli_process import staffroom_argv
+from paths import ROOT
 
 
-def test_follow_prints_new_events_written_by_another_process(tmp_path: Path) -> None:
-    data = str(tmp_path)
-    first = subprocess.run(
-        [sys.executable, "-m", "framework", "dm", "pm", "--user", "alice", "--data-dir", data],
-        cwd=ROOT, input="hello\n", capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert first.returncode == 0, first.stderr
+def test_follow_prints_new_events_written_by_another_process(cli: Cli, tmp_path: Path) -> None:
+    # The writer is this process; the follower is its own.
+    first = cli("dm", "pm", "--user", "alice", stdin="hello\n", data=tmp_path)
+    assert first.code == 0, first.err
     follower = subprocess.Popen(
-        [sys.executable, "-m", "framework", "history", "dm:alice@pm", "--follow", "--json",
-         "--data-dir", data],
+        staffroom_argv("history", "dm:alice@pm", "--follow", "--json", data=tmp_path),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     lines: queue.Queue[str] = queue.Queue()
@@ -36,13 +33,8 @@ def test_follow_prints_new_events_written_by_another_process(tmp_path: Path) -> 
 
         read_until("hello")  # the history so far
         before = len(seen)
-        second = subprocess.run(
-            [sys.executable, "-m", "framework", "dm", "pm", "--user", "alice", "--data-dir",
-             data],
-            cwd=ROOT, input="second message\n", capture_output=True, text=True, timeout=120,
-            check=False,
-        )  # fmt: skip
-        assert second.returncode == 0, second.stderr
+        second = cli("dm", "pm", "--user", "alice", stdin="second message\n", data=tmp_path)
+        assert second.code == 0, second.err
         read_until("second message")
         new = seen[before:]
         ids = [e["id"] for e in seen]

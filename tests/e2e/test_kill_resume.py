@@ -6,14 +6,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import yaml
-
-ROOT = Path(__file__).resolve().parents[2]
+from cli_process import staffroom_argv
+from paths import ROOT
 
 
 def slow_scenario(tmp_path: Path) -> Path:
@@ -23,19 +22,6 @@ def slow_scenario(tmp_path: Path) -> Path:
     path = tmp_path / "slow_article.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     return path
-
-
-def cli(tmp_path: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "framework",
-        *args,
-        "--data-dir",
-        str(tmp_path / "data"),
-        "--project",
-        str(ROOT),
-    ]
 
 
 def read_events(path: Path) -> list[dict[str, object]]:
@@ -53,7 +39,17 @@ def test_killed_room_resumes_without_lost_or_duplicated_events(tmp_path: Path) -
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
     proc = subprocess.Popen(
-        cli(tmp_path, "run", str(scenario), "--room", "k1", "--script", str(script)),
+        staffroom_argv(
+            "run",
+            str(scenario),
+            "--room",
+            "k1",
+            "--script",
+            str(script),
+            "--project",
+            str(ROOT),
+            data=tmp_path / "data",
+        ),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -74,7 +70,17 @@ def test_killed_room_resumes_without_lost_or_duplicated_events(tmp_path: Path) -
     assert not any(e["kind"] == "outcome" for e in before), "the kill should land mid-run"
 
     done = subprocess.run(
-        cli(tmp_path, "run", str(scenario), "--room", "k1", "--script", str(script)),
+        staffroom_argv(
+            "run",
+            str(scenario),
+            "--room",
+            "k1",
+            "--script",
+            str(script),
+            "--project",
+            str(ROOT),
+            data=tmp_path / "data",
+        ),
         env=env,
         capture_output=True,
         text=True,

@@ -3,66 +3,55 @@ proposal and forget, on one data folder, as a person would run them."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from cli_in_process import Cli
 
 
-def staffroom(*args: str, data: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "framework", *args, "--data-dir", str(data)]
-    return subprocess.run(
-        cmd, cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
-def test_knowledge_from_the_command_line(tmp_path: Path) -> None:
+def test_knowledge_from_the_command_line(cli: Cli, tmp_path: Path) -> None:
     said = "决定：发布前必须先灰度 10% 流量\n任务：整理部署手册\n改进：每次上线前跑一遍配置校验\n"
-    assert staffroom("dm", "pm", "--user", "alice", data=tmp_path, stdin=said).returncode == 0
-    closed = staffroom("close", "dm:alice@pm", data=tmp_path)
-    assert closed.returncode == 0, closed.stderr
+    assert cli("dm", "pm", "--user", "alice", data=tmp_path, stdin=said).code == 0
+    closed = cli("close", "dm:alice@pm", data=tmp_path)
+    assert closed.code == 0, closed.err
 
-    trackers = staffroom("trackers", "pm", data=tmp_path)
-    assert trackers.returncode == 0, trackers.stderr
-    assert "整理部署手册" in trackers.stdout and "reflection biweekly" in trackers.stdout
+    trackers = cli("trackers", "pm", data=tmp_path)
+    assert trackers.code == 0, trackers.err
+    assert "整理部署手册" in trackers.out and "reflection biweekly" in trackers.out
     proposal_id = next(
-        line.split()[0] for line in trackers.stdout.splitlines() if "proposal by pm" in line
+        line.split()[0] for line in trackers.out.splitlines() if "proposal by pm" in line
     )
 
-    listed = staffroom("knowledge", "list", "--employee", "pm", data=tmp_path)
-    assert listed.returncode == 0 and "strategy" in listed.stdout, listed.stdout
-    stale = staffroom("knowledge", "stale", "--days", "0", "--employee", "pm", data=tmp_path)
-    assert stale.returncode == 0 and "knowledge/pm/strategy" in stale.stdout
+    listed = cli("knowledge", "list", "--employee", "pm", data=tmp_path)
+    assert listed.code == 0 and "strategy" in listed.out, listed.out
+    stale = cli("knowledge", "stale", "--days", "0", "--employee", "pm", data=tmp_path)
+    assert stale.code == 0 and "knowledge/pm/strategy" in stale.out
 
-    found = staffroom("search", "灰度", "--employee", "pm", data=tmp_path)
-    assert found.returncode == 0 and "灰度" in found.stdout, found.stdout + found.stderr
-    missing = staffroom("search", "kubernetes", data=tmp_path)
-    assert missing.returncode == 1 and "No knowledge found" in missing.stdout
-    refused = staffroom(
-        "search", "灰度", "-e", "engineer", "--partition", "isolated", data=tmp_path
-    )
-    assert refused.returncode == 2 and "isolated" in refused.stderr
-    assert "Traceback" not in refused.stderr
+    found = cli("search", "灰度", "--employee", "pm", data=tmp_path)
+    assert found.code == 0 and "灰度" in found.out, found.out + found.err
+    missing = cli("search", "kubernetes", data=tmp_path)
+    assert missing.code == 1 and "No knowledge found" in missing.out
+    refused = cli("search", "灰度", "-e", "engineer", "--partition", "isolated", data=tmp_path)
+    assert refused.code == 2 and "isolated" in refused.err
+    assert "Traceback" not in refused.err
 
-    decided = staffroom("proposal", proposal_id, "approve", "--by", "alice", data=tmp_path)
-    assert decided.returncode == 0 and "approved by alice" in decided.stdout, decided.stderr
-    twice = staffroom("proposal", proposal_id, "reject", "--by", "alice", data=tmp_path)
-    assert twice.returncode == 2 and "already approved" in twice.stderr
+    decided = cli("proposal", proposal_id, "approve", "--by", "alice", data=tmp_path)
+    assert decided.code == 0 and "approved by alice" in decided.out, decided.err
+    twice = cli("proposal", proposal_id, "reject", "--by", "alice", data=tmp_path)
+    assert twice.code == 2 and "already approved" in twice.err
 
     more = "任务：补充回滚预案\n"
-    assert staffroom("dm", "pm", "--user", "alice", data=tmp_path, stdin=more).returncode == 0
-    extracted = staffroom("extract", "dm:alice@pm", data=tmp_path)
-    assert extracted.returncode == 0, extracted.stderr
-    assert "补充回滚预案" in extracted.stdout and "self-check gate" in extracted.stdout
-    again = staffroom("extract", "dm:alice@pm", data=tmp_path)
-    assert "nothing new to extract" in again.stdout
+    assert cli("dm", "pm", "--user", "alice", data=tmp_path, stdin=more).code == 0
+    extracted = cli("extract", "dm:alice@pm", data=tmp_path)
+    assert extracted.code == 0, extracted.err
+    assert "补充回滚预案" in extracted.out and "self-check gate" in extracted.out
+    again = cli("extract", "dm:alice@pm", data=tmp_path)
+    assert "nothing new to extract" in again.out
 
-    none_due = staffroom("reflect", "pm", data=tmp_path)
-    assert none_due.returncode == 0 and "no reflection is due" in none_due.stdout
+    none_due = cli("reflect", "pm", data=tmp_path)
+    assert none_due.code == 0 and "no reflection is due" in none_due.out
 
-    forgot = staffroom("forget", "灰度", data=tmp_path)
-    assert forgot.returncode == 0, forgot.stderr
-    assert "topic" in forgot.stdout and "灰度" in forgot.stdout
-    gone = staffroom("search", "灰度", "--employee", "pm", data=tmp_path)
-    assert gone.returncode == 1 and "No knowledge found" in gone.stdout
+    forgot = cli("forget", "灰度", data=tmp_path)
+    assert forgot.code == 0, forgot.err
+    assert "topic" in forgot.out and "灰度" in forgot.out
+    gone = cli("search", "灰度", "--employee", "pm", data=tmp_path)
+    assert gone.code == 1 and "No knowledge found" in gone.out

@@ -14,13 +14,13 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from framework import Staffroom
 from framework.knowledge.library import NotEntitledError
 from framework.reflection import reflect_due
 from framework.sessions.events import EventKind
 
-ROOT = Path(__file__).resolve().parents[2]
 KNOWLEDGE_YAML = """\
 isolated:
   readers: [pm]

@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from cli_in_process import Cli
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def staffroom(*args: str, data: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "framework", *args, "--data-dir", str(data)]
-    return subprocess.run(
-        cmd, cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 def tool_calls(log: Path) -> list[dict[str, object]]:
@@ -24,11 +13,13 @@ def tool_calls(log: Path) -> list[dict[str, object]]:
     return [e["content"] for e in events if e["kind"] == "tool_call"]
 
 
-def test_language_preference_is_replaced_and_used_in_the_next_process(tmp_path: Path) -> None:
-    first = staffroom("dm", "pm", "--user", "alice", data=tmp_path, stdin="请用中文回复我\n")
-    assert first.returncode == 0, first.stderr
-    second = staffroom("dm", "pm", "--user", "alice", data=tmp_path, stdin="以后回我用英文吧\n")
-    assert second.returncode == 0, second.stderr
+def test_language_preference_is_replaced_and_used_in_the_next_process(
+    cli: Cli, tmp_path: Path
+) -> None:
+    first = cli("dm", "pm", "--user", "alice", data=tmp_path, stdin="请用中文回复我\n")
+    assert first.code == 0, first.err
+    second = cli("dm", "pm", "--user", "alice", data=tmp_path, stdin="以后回我用英文吧\n")
+    assert second.code == 0, second.err
 
     calls = tool_calls(tmp_path / "sessions" / "dm:alice@pm.jsonl")
     assert calls[-1] == {
@@ -45,30 +36,30 @@ def test_language_preference_is_replaced_and_used_in_the_next_process(tmp_path: 
     assert "偏好语言: English" in memory and "偏好语言: 中文" not in memory
 
     # A new process, a Chinese message: the stored preference wins.
-    third = staffroom("dm", "pm", "--user", "alice", data=tmp_path, stdin="今天的计划是什么？\n")
-    assert third.returncode == 0, third.stderr
-    assert "From the product side" in third.stdout
+    third = cli("dm", "pm", "--user", "alice", data=tmp_path, stdin="今天的计划是什么？\n")
+    assert third.code == 0, third.err
+    assert "From the product side" in third.out
     # Another user is untouched by alice's preference.
-    other = staffroom("dm", "pm", "--user", "bob", data=tmp_path, stdin="今天的计划是什么？\n")
-    assert "从产品角度" in other.stdout
+    other = cli("dm", "pm", "--user", "bob", data=tmp_path, stdin="今天的计划是什么？\n")
+    assert "从产品角度" in other.out
 
-    shown = staffroom("memory", "pm", "--user", "alice", data=tmp_path)
-    assert "偏好语言: English" in shown.stdout
+    shown = cli("memory", "pm", "--user", "alice", data=tmp_path)
+    assert "偏好语言: English" in shown.out
     # Where it came from, and the value it replaced, are shown here and nowhere in a prompt.
-    assert "· 偏好语言: English: from dm:alice@pm, added" in shown.stdout
-    assert "superseded" in shown.stdout and "偏好语言: 中文 (by: 偏好语言: English)" in shown.stdout
+    assert "· 偏好语言: English: from dm:alice@pm, added" in shown.out
+    assert "superseded" in shown.out and "偏好语言: 中文 (by: 偏好语言: English)" in shown.out
 
 
-def test_consolidate_command_folds_old_turns(tmp_path: Path) -> None:
+def test_consolidate_command_folds_old_turns(cli: Cli, tmp_path: Path) -> None:
     lines = "".join(f"第 {i} 个问题：部署方案怎么选？\n" for i in range(14))
-    staffroom("dm", "engineer", "--user", "carol", data=tmp_path, stdin=lines)
+    cli("dm", "engineer", "--user", "carol", data=tmp_path, stdin=lines)
     history = tmp_path / "history" / "dm:carol@engineer" / "HISTORY.md"
     # 28 messages > memory_window 20: the background task already folded the oldest.
     assert history.exists()
     before = history.read_text(encoding="utf-8")
-    done = staffroom("consolidate", "dm:carol@engineer", "--force", data=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "consolidated" in done.stdout
+    done = cli("consolidate", "dm:carol@engineer", "--force", data=tmp_path)
+    assert done.code == 0, done.err
+    assert "consolidated" in done.out
     after = history.read_text(encoding="utf-8")
     assert len(after) > len(before)
     assert "carol：第 0 个问题" in after

@@ -10,20 +10,16 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cli_process import staffroom_argv
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 Run = Callable[..., subprocess.CompletedProcess[str]]
 # $0 is the folder to mount read-only, "$@" the command to run under it.
 _MOUNT_RO = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"'
-
-
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "framework", *args]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
@@ -36,13 +32,13 @@ def read_only(tmp_path: Path) -> Iterator[tuple[Path, Run]]:
     data = tmp_path / "data"
     script = ROOT / "scenarios" / "tech_article.script.txt"
     args = ["run", "tech-article", "--room", "ro", "--script", str(script), "--data-dir"]
-    made = _run(_cli(*args, str(data)))
+    made = _run(staffroom_argv(*args, str(data)))
     assert made.returncode == 0, made.stderr
     if os.geteuid() != 0:
         modes = {p: p.stat().st_mode for p in [data, *data.rglob("*")]}
         for p in modes:
             p.chmod(stat.S_IMODE(modes[p]) & ~0o222)
-        yield data, lambda *args: _run(_cli(*args))
+        yield data, lambda *args: _run(staffroom_argv(*args))
         for p, mode in modes.items():
             p.chmod(mode)
         return
@@ -50,7 +46,7 @@ def read_only(tmp_path: Path) -> Iterator[tuple[Path, Run]]:
     probe = [unshare or "unshare", "-m", "sh", "-c", _MOUNT_RO, str(data), "true"]
     if unshare is None or _run(probe).returncode != 0:
         pytest.skip("root without mount namespaces: cannot make a read-only folder")
-    yield data, lambda *args: _run([*probe[:-1], *_cli(*args)])
+    yield data, lambda *args: _run([*probe[:-1], *staffroom_argv(*args)])
 
 
 def test_reading_commands_work_on_a_read_only_data_folder(

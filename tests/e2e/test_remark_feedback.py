@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
+from cli_in_process import Cli
 from rich.console import Console
 
 from framework import Event, EventKind, Room, Settings, Staffroom
@@ -23,7 +22,6 @@ from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
 from framework.surfaces.cli.render import render_event
 
-ROOT = Path(__file__).resolve().parents[2]
 REMARK = "配图应该在写正文之前"
 ORDER = json.dumps({"corrections": [{"kind": "order", "step": 3, "before": 2}]})
 MOVE = json.dumps({"edits": [{"op": "move", "step": 3, "to": 2, "reason": "作者要求先配图"}]})
@@ -193,24 +191,19 @@ async def test_an_unusable_answer_is_retried_then_the_fallback_says_how_to_say_i
         assert feedback(rest)["corrections"] == 0
 
 
-def test_the_simulator_says_once_per_run_that_it_reads_no_free_remarks(tmp_path: Path) -> None:
+def test_the_simulator_says_once_per_run_that_it_reads_no_free_remarks(
+    cli: Cli, tmp_path: Path
+) -> None:
     script = tmp_path / "s.txt"
     lines = [REMARK, "继续", "漏了合规自检", "辛苦了", "第三步多余"]
     script.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     args = ["run", "tech-article", "--room", "r1", "--script", str(script)]
-    run = subprocess.run(
-        [sys.executable, "-m", "framework", *args, "--data-dir", str(tmp_path / "d")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.count("⚠ fallback: remark") == 1, run.stdout
-    assert "⚠ fallback: remark → not counted (离线模拟器不读自由表述的反馈" in run.stdout
-    assert "纠正: order 3 before 2" in run.stdout  # how to say it so that it counts
-    assert "(corrections 0," in run.stdout
+    run = cli(*args, data=tmp_path / "d")
+    assert run.code == 0, run.err
+    assert run.out.count("⚠ fallback: remark") == 1, run.out
+    assert "⚠ fallback: remark → not counted (离线模拟器不读自由表述的反馈" in run.out
+    assert "纠正: order 3 before 2" in run.out  # how to say it so that it counts
+    assert "(corrections 0," in run.out
 
 
 async def test_a_remark_open_when_the_run_ends_still_counts_if_confirmed_in_the_window(

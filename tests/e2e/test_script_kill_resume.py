@@ -7,15 +7,16 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+from cli_in_process import Cli
+from cli_process import staffroom_argv
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 LINES = ["方向没问题，继续。", "@designer 图再简洁一点", "@pm 收尾"]
 Event = dict[str, object]
 
@@ -64,21 +65,11 @@ def test_a_script_killed_at_several_points_posts_each_line_once(tmp_path: Path) 
     script = tmp_path / "lines.txt"
     script.write_text("".join(f"author: {line}\n" for line in LINES), encoding="utf-8")
     log = tmp_path / "data" / "sessions" / "room:ks.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "framework",
-        "run",
-        str(slow_scenario(tmp_path)),
-        "--room",
-        "ks",
-        "--script",
-        str(script),
-        "--data-dir",
-        str(tmp_path / "data"),
-        "--project",
-        str(ROOT),
-    ]
+    scenario = str(slow_scenario(tmp_path))
+    cmd = staffroom_argv(
+        "run", scenario, "--room", "ks", "--script", str(script), "--project", str(ROOT),
+        data=tmp_path / "data",
+    )  # fmt: skip
 
     def stored(n: int) -> Callable[[list[Event]], bool]:
         return lambda events: len(humans(events)) >= n
@@ -119,27 +110,22 @@ def test_a_script_killed_at_several_points_posts_each_line_once(tmp_path: Path) 
     assert read_events(log) == events
 
 
-def test_a_script_after_typed_lines_skips_what_was_already_said(tmp_path: Path) -> None:
+def test_a_script_after_typed_lines_skips_what_was_already_said(cli: Cli, tmp_path: Path) -> None:
     """Rooms whose lines have no stable ids (typed, or posted before ids existed) are
     matched by content, in order, as before: the script does not say them again."""
-    data = ["--data-dir", str(tmp_path / "data")]
-    base = [sys.executable, "-m", "framework", "run", "tech-article", "--room", "t1", *data]
-    typed = subprocess.run(
-        [*base, "--interactive"],
-        input="author:\n继续\n",  # the first is refused on the spot, the second posted
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    base = ("run", "tech-article", "--room", "t1")
+    typed = cli(
+        *base,
+        "--interactive",
+        stdin="author:\n继续\n",  # the first is refused on the spot, the second posted
+        data=tmp_path / "data",
     )
-    assert typed.returncode == 0, typed.stderr
-    assert "not posted: 'author' says nothing" in typed.stdout
+    assert typed.code == 0, typed.err
+    assert "not posted: 'author' says nothing" in typed.out
     script = tmp_path / "s.txt"
     script.write_text("author: 继续\nauthor: @pm 收尾\n", encoding="utf-8")
-    done = subprocess.run(
-        [*base, "--script", str(script)], capture_output=True, text=True, timeout=180, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    done = cli(*base, "--script", str(script), data=tmp_path / "data")
+    assert done.code == 0, done.err
     said = humans(read_events(tmp_path / "data" / "sessions" / "room:t1.jsonl"))
     assert [e["content"] for e in said] == ["继续", "@pm 收尾"]
     assert str(said[1]["id"]).startswith("script-2-")

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from cli_in_process import Cli
+from paths import ROOT
 
 from framework.sop.model import SopVersion, Status, Step
 from framework.staffroom import Staffroom
 
-ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = """\
 id: store-only-room
 title: store only
@@ -27,11 +25,6 @@ announcement:
 """
 
 
-def staffroom(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "framework", *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
-
-
 def _project(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     for folder in ("agents", "sop_library"):
@@ -41,10 +34,10 @@ def _project(tmp_path: Path) -> Path:
     return project
 
 
-def test_a_store_only_sop_is_known_to_validate(tmp_path: Path) -> None:
+def test_a_store_only_sop_is_known_to_validate(cli: Cli, tmp_path: Path) -> None:
     project, data = _project(tmp_path), tmp_path / "data"
-    before = staffroom("validate", "scenarios", "--data-dir", str(data), cwd=project)
-    assert before.returncode == 1 and "unknown SOP 'store-only'" in before.stdout
+    before = cli("validate", "scenarios", "--data-dir", str(data), cwd=project)
+    assert before.code == 1 and "unknown SOP 'store-only'" in before.out
 
     async def publish() -> None:
         async with await Staffroom.open(data, project_dir=project) as staff:
@@ -53,19 +46,19 @@ def test_a_store_only_sop_is_known_to_validate(tmp_path: Path) -> None:
             await staff.sops.store.add_version(version)
 
     asyncio.run(publish())
-    after = staffroom("validate", "scenarios", "--data-dir", str(data), cwd=project)
-    assert after.returncode == 0, after.stdout
+    after = cli("validate", "scenarios", "--data-dir", str(data), cwd=project)
+    assert after.code == 0, after.out
 
 
-def test_a_broken_knowledge_file_is_reported_with_its_line(tmp_path: Path) -> None:
+def test_a_broken_knowledge_file_is_reported_with_its_line(cli: Cli, tmp_path: Path) -> None:
     project = _project(tmp_path)
     (project / "knowledge.yaml").write_text(
         "categories: [learning]\nloadng:\n  writing: [style]\n", encoding="utf-8"
     )
-    done = staffroom("validate", "agents", "--data-dir", str(tmp_path / "d"), cwd=project)
-    assert done.returncode == 1
-    assert "knowledge.yaml:2" in done.stdout and "loadng" in done.stdout
-    assert "Traceback" not in done.stdout + done.stderr
+    done = cli("validate", "agents", "--data-dir", str(tmp_path / "d"), cwd=project)
+    assert done.code == 1
+    assert "knowledge.yaml:2" in done.out and "loadng" in done.out
+    assert "Traceback" not in done.out + done.err
 
 
 def _sample(tmp_path: Path) -> Path:

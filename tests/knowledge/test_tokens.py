@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
+
+from paths import ROOT
 
 from framework.knowledge.tokens import (
     MAX_TOKEN_CHARS,
@@ -15,8 +16,6 @@ from framework.knowledge.tokens import (
     tokenize,
     tokenizer_version,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_mixed_scripts_split_at_their_boundaries() -> None:

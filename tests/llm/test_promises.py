@@ -12,13 +12,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from framework import Event, EventKind, Settings, Staffroom
 from framework.specs.model_spec import ModelSpec
 
 pytestmark = pytest.mark.llm
 
-ROOT = Path(__file__).resolve().parents[2]
 WINDOW = 4096  # the server's --n_ctx (tests/llm/serve.py)
 CAP = 96
 

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
+from cli_process import staffroom_process
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from stub_openai import StubOpenAI
@@ -19,7 +16,6 @@ from framework.models import ScriptedChatModel
 from framework.models.factory import ModelFactory
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 HTML = "<html><head><title>llama.cpp</title></head><body>oops</body></html>"
 RUSSIAN = "Вот краткое содержание разговора: пользователь спросил о развертывании."
 SUMMARY = json.dumps({"history": ["alice 问了灰度方案"], "facts": []}, ensure_ascii=False)
@@ -41,14 +37,6 @@ def only_pm(model: BaseChatModel) -> ModelFactory:
         return model if who == "pm" else None
 
     return factory
-
-
-def staffroom(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
-    cmd = [sys.executable, "-m", "framework", *args, "--data-dir", str(data)]
-    return subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 def foreground(settings: Settings, **update: object) -> Settings:
@@ -93,8 +81,8 @@ async def test_unusable_answers_fall_back_to_extractive_and_say_so_everywhere(
     assert "not JSON ('<html><head><title>llama.cpp</title></h…')" in str(
         model.calls[-1][-1].content
     )
-    shown = staffroom("history", "dm:alice@pm", data=settings.data_dir)
-    assert f"⚠ fallback: consolidation → extractive ({reason})" in shown.stdout
+    shown = staffroom_process("history", "dm:alice@pm", data=settings.data_dir)
+    assert f"⚠ fallback: consolidation → extractive ({reason})" in shown.out
 
 
 async def test_a_bad_answer_then_a_good_one_uses_the_model(settings: Settings) -> None:
@@ -156,12 +144,12 @@ async def test_consolidate_command_exits_1_when_the_model_cannot_be_called(
 ) -> None:
     await chat_with_the_simulator(foreground(settings))
     url = dead_url()
-    result = staffroom(
+    result = staffroom_process(
         "consolidate", "dm:alice@pm", "--model", f"openai:m@{url}", data=settings.data_dir
     )
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert f"model call failed: cannot reach {url}" in result.stdout
-    assert "extractive summary was written instead" in result.stdout
+    assert result.code == 1, result.out + result.err
+    assert f"model call failed: cannot reach {url}" in result.out
+    assert "extractive summary was written instead" in result.out
     assert (settings.data_dir / "history" / "dm:alice@pm" / "HISTORY.md").read_text().strip()
 
 
@@ -170,12 +158,14 @@ async def test_consolidate_command_warns_but_succeeds_on_an_unusable_answer(
 ) -> None:
     await chat_with_the_simulator(foreground(settings))
     model = f"openai:stub-model@{stub_openai.base_url}"
-    result = staffroom("consolidate", "dm:alice@pm", "--model", model, data=settings.data_dir)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "summarised by: openai:stub-model" in result.stdout
+    result = staffroom_process(
+        "consolidate", "dm:alice@pm", "--model", model, data=settings.data_dir
+    )
+    assert result.code == 0, result.out + result.err
+    assert "summarised by: openai:stub-model" in result.out
     assert (
         "⚠ fallback: 1 of 1 batch(es) got the extractive summary instead of the model's: "
-        "model answer unusable: not JSON ('stub reply')" in result.stdout
+        "model answer unusable: not JSON ('stub reply')" in result.out
     )
     # A local OpenAI-compatible server gets the schema as llama.cpp reads it.
     first, retry = stub_openai.completions

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from langchain_core.language_models.chat_models import BaseChatModel
+from paths import ROOT
 
 from framework import Event, EventKind, Settings, Staffroom
 from framework.memory.consolidation import Consolidator, extractive_summariser
@@ -23,8 +24,6 @@ from framework.models.factory import ModelFactory
 from framework.sessions.events import make_event
 from framework.sessions.jsonl_log import JsonlLog
 from framework.specs.model_spec import ModelSpec
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 async def drain(events: AsyncIterator[Event]) -> list[Event]:

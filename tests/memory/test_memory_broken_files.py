@@ -6,12 +6,11 @@ Through the public API (Staffroom, Room.post, the offline models) and the CLI as
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from cli_in_process import Cli
 from stub_openai import StubOpenAI
 
 from framework import Event, EventKind, Settings, Staffroom
@@ -20,7 +19,6 @@ from framework.memory.memory_file import MemoryFile
 from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 # Saved as GBK by an editor: 关键事实 / 喜欢简洁 are not UTF-8 bytes; the ASCII line is.
 GBK = "# 关键事实\n- 喜欢简洁\n- deadline: 2027-01-15\n".encode("gbk")
 
@@ -161,27 +159,21 @@ async def test_an_online_model_answers_past_a_gbk_memory(
     assert memory_fallbacks(events) and path.read_bytes() == GBK
 
 
-def staffroom(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
-    cmd = [sys.executable, "-m", "framework", *args, "--data-dir", str(data)]
-    return subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
-def test_staffroom_memory_on_a_folder_is_a_clear_error(tmp_path: Path) -> None:
+def test_staffroom_memory_on_a_folder_is_a_clear_error(cli: Cli, tmp_path: Path) -> None:
     put(tmp_path / "memory" / "pm" / "alice" / "MEMORY.md", None)
-    shown = staffroom("memory", "pm", "--user", "alice", data=tmp_path)
-    assert shown.returncode == 2
-    assert "Traceback" not in shown.stdout + shown.stderr
-    assert "MEMORY.md" in shown.stderr and "is a folder" in shown.stderr
-    assert "fix: move it away" in shown.stderr
+    shown = cli("memory", "pm", "--user", "alice", data=tmp_path)
+    assert shown.code == 2
+    assert "Traceback" not in shown.out + shown.err
+    assert "MEMORY.md" in shown.err and "is a folder" in shown.err
+    assert "fix: move it away" in shown.err
 
 
-def test_staffroom_memory_on_gbk_shows_it_and_why_writes_are_refused(tmp_path: Path) -> None:
+def test_staffroom_memory_on_gbk_shows_it_and_why_writes_are_refused(
+    cli: Cli, tmp_path: Path
+) -> None:
     path = put(tmp_path / "memory" / "pm" / "alice" / "MEMORY.md", GBK)
-    shown = staffroom("memory", "pm", "--user", "alice", data=tmp_path)
-    assert shown.returncode == 0, shown.stderr
-    assert "deadline: 2027-01-15" in shown.stdout
-    assert "writes refused" in shown.stdout and "iconv -f GBK -t UTF-8" in shown.stdout
+    shown = cli("memory", "pm", "--user", "alice", data=tmp_path)
+    assert shown.code == 0, shown.err
+    assert "deadline: 2027-01-15" in shown.out
+    assert "writes refused" in shown.out and "iconv -f GBK -t UTF-8" in shown.out
     assert path.read_bytes() == GBK

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 from langchain_core.messages import AIMessage
 
@@ -14,8 +13,6 @@ from framework.models import ScriptedChatModel
 from framework.sessions.keys import SessionKey
 from framework.specs.model_spec import ModelSpec
 from framework.tools.workspace import read_file_tool
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 async def drain(events: AsyncIterator[Event]) -> list[Event]:

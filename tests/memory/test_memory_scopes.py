@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from cli_in_process import Cli, CliResult
 
 from framework import Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "alice-secret: 我的工资是 12345"
 
 
@@ -56,32 +55,14 @@ async def test_a_person_alone_in_a_room_is_remembered_whole(settings: Settings) 
         assert "周五评审" in prompts(model)
 
 
-def test_the_cli_sets_and_shows_what_rooms_may_see(tmp_path: Path) -> None:
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "framework",
-                "memory",
-                "pm",
-                "--user",
-                "alice",
-                *args,
-                "--data-dir",
-                str(tmp_path),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+def test_the_cli_sets_and_shows_what_rooms_may_see(cli: Cli, tmp_path: Path) -> None:
+    def share(sections: str) -> CliResult:
+        return cli("memory", "pm", "--user", "alice", "--share", sections, data=tmp_path)
 
-    assert "rooms with other people now see preferences" in cli("--share", "preferences").stdout
-    bad = cli("--share", "salary")
-    assert bad.returncode == 2 and "unknown memory sections" in bad.stderr
-    assert "now see nothing" in cli("--share", "none").stdout
+    assert "rooms with other people now see preferences" in share("preferences").out
+    bad = share("salary")
+    assert bad.code == 2 and "unknown memory sections" in bad.err
+    assert "now see nothing" in share("none").out
 
 
 async def test_a_hand_edited_memory_over_its_cap_enters_the_prompt_cut(settings: Settings) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage
+from paths import ROOT
 from pydantic import BaseModel
 
 from framework import (
@@ -31,8 +32,6 @@ from framework.models import ScriptedChatModel
 from framework.sessions.events import Event
 from framework.specs.model_spec import ModelSpec
 from framework.tools.base import Tool, ToolResult
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 async def drain(events: AsyncIterator[Event]) -> list[Event]:

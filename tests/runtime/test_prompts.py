@@ -6,13 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from framework import Settings, Staffroom
 from framework.errors import PromptTemplateError
 from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def project_copy(tmp_path: Path) -> Path:

@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 
 from langchain_core.messages import BaseMessage
+from paths import ROOT
 
 from framework import EventKind, Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.models.brief import find_brief
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 
 

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
 
 ADMIN = "admin-secret-0123456789abcdef"
 SUPPORT = "support-secret-0123456789abcdef"

@@ -14,17 +14,16 @@ import hmac
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from fake_platform import FakePlatform
+from paths import ROOT
 from server_harness import ADMIN, CONFIG, SUPPORT, SUPPORT_ENV, ServerProcess, wait_until
 
 from framework.surfaces.server.limits import MESSAGE_CHARS
 
-ROOT = Path(__file__).resolve().parents[2]
 SLACK_SECRET = "slack-signing-secret-0123456789"
 FEISHU_TOKEN = "feishu-verification-token"
 FEISHU_KEY = "feishu-encrypt-key"

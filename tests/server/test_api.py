@@ -16,13 +16,13 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from paths import ROOT
 
 from framework import Settings, Staffroom
 from framework.serving.gateway import Gateway
 from framework.surfaces.server.app import create_app
 from framework.surfaces.server.config import ServerConfig, TokenGrant
 
-ROOT = Path(__file__).resolve().parents[2]
 ROOM = "/api/sessions/room%3Alaunch-42"
 Auth = Callable[[str], dict[str, str]]
 

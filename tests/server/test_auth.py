@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from paths import ROOT
 
 from framework.surfaces.server.auth import Principal, authenticate
 from framework.surfaces.server.config import (
@@ -20,7 +21,6 @@ from framework.surfaces.server.config import (
 )
 
 Auth = Callable[[str], dict[str, str]]
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,11 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
+
 POLICIES = ["enqueue", "reject", "interrupt", "coalesce"]
 
 

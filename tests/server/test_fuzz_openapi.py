@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
+
 STREAM = r"^/api/sessions/\{key\}/events$"
 ADAPTERS = """\
 wait_limit: 1

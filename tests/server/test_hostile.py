@@ -21,11 +21,11 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from paths import ROOT
 from server_harness import ADMIN, CONFIG, READER, SUPPORT, SUPPORT_ENV, ServerProcess
 
 from framework.surfaces.server.limits import MESSAGE_CHARS, BodyLimits
 
-ROOT = Path(__file__).resolve().parents[2]
 LIMITS = """\
 limits:
   max_connections: 12

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 STREAM = "/api/sessions/room%3Alaunch-42/events"
 Auth = Callable[[str], dict[str, str]]
 

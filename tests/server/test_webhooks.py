@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from paths import ROOT
 
 from framework.serving.webhooks import (
     SIGNATURE_HEADER,
@@ -24,7 +25,6 @@ from framework.serving.webhooks import (
 )
 from framework.sessions.events import EventKind, make_event
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "hook-secret-0123456789abcdef"
 
 

@@ -9,10 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from framework import Settings
-
-ROOT = Path(__file__).resolve().parents[2]
 
 SCENARIO = """\
 id: desk-{policy}

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "room%3Ar1"
 
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import Cli
 
 from framework import InputError, Settings, Staffroom
 from framework.specs.scenario import load_scenario
 
-ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = [
     "../../../../tmp/staffroom-escape",
     "a/b",
@@ -68,16 +66,8 @@ def test_a_scenario_with_a_hostile_human_is_a_file_line_error(tmp_path: Path, na
     assert "invalid name" in caught.value.message
 
 
-def test_the_cli_refuses_hostile_users(tmp_path: Path) -> None:
+def test_the_cli_refuses_hostile_users(cli: Cli, tmp_path: Path) -> None:
     for args in (["memory", "pm", "--user", "../../sessions"], ["dm", "pm", "--user", "../x"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "framework", *args, "--data-dir", str(tmp_path)],
-            cwd=ROOT,
-            input="",
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 2 and "invalid name" in done.stderr
-        assert "Traceback" not in done.stderr
+        done = cli(*args, data=tmp_path)
+        assert done.code == 2 and "invalid name" in done.err
+        assert "Traceback" not in done.err

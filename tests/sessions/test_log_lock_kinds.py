@@ -7,8 +7,6 @@ events twice (4 + 4 writers: 3 duplicate ids, no error). Real processes, as in
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
@@ -17,13 +15,14 @@ from pathlib import Path
 from subprocess import PIPE, Popen
 
 import pytest
+from cli_in_process import CliResult
+from cli_process import staffroom_process
 
 from framework import Settings
 from framework.errors import InputError, StorageError
 from framework.sessions import EventKind, JsonlLog, make_event
 
 HELPER = Path(__file__).with_name("lock_kind_writer_proc.py")
-ROOT = Path(__file__).resolve().parents[2]
 REFUSED = 3  # the helper's exit status for a StorageError
 
 
@@ -177,24 +176,16 @@ def test_staffroom_lock_sets_the_kind_and_a_bad_one_is_an_input_error(
 
 
 def test_the_cli_refuses_a_dm_with_the_other_lock_kind(tmp_path: Path) -> None:
-    def dm(lock: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
-        cmd = [sys.executable, "-m", "framework", "dm", "pm", "--user", "alice"]
-        return subprocess.run(
-            [*cmd, "--data-dir", str(tmp_path)],
-            cwd=ROOT,
-            env={**env, "STAFFROOM_LOCK": lock},
-            input="你好\n",
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
+    def dm(lock: str) -> CliResult:
+        env = {"STAFFROOM_LOCK": lock}
+        return staffroom_process(
+            "dm", "pm", "--user", "alice", env=env, stdin="你好\n", data=tmp_path
         )
 
-    assert dm("flock").returncode == 0
+    assert dm("flock").code == 0
     log = tmp_path / "sessions" / "dm:alice@pm.jsonl"
     before = log.read_bytes()
     refused = dm("filelock")
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert "STAFFROOM_LOCK=flock" in refused.stderr
+    assert refused.code == 2 and "Traceback" not in refused.err
+    assert "STAFFROOM_LOCK=flock" in refused.err
     assert log.read_bytes() == before

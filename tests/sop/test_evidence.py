@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
+from paths import ROOT
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -30,7 +31,6 @@ from framework.specs.sop_card import load_sop_card
 from framework.surfaces.cli import app
 from framework.surfaces.cli.render import render_event
 
-ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "sop_library"
 
 

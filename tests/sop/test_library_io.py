@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from framework.errors import SopCardError
 from framework.sop.library_io import (
@@ -20,7 +21,6 @@ from framework.sop.model import Approval, ChangeLogEntry, SopVersion, Status, St
 from framework.sop.store import SopStore
 from framework.specs.sop_card import load_sop_card
 
-ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "sop_library"
 SHIPPED = LIBRARY / "tech_article" / "v1.md"
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from paths import ROOT
+
 from framework import EventKind, Settings, Staffroom
 
-ROOT = Path(__file__).resolve().parents[2]
 PARALLEL = ROOT / "tests" / "fixtures" / "parallel_project"
 
 

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
+
+from cli_process import staffroom_process
 
 from framework import Event, EventKind, Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.sop.model import SopVersion
 from framework.specs.model_spec import ModelSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 CORRECTION = "纠正: order 3 before 2 先定配图\n评分: 2/5"
 ADD_COVER = json.dumps(
     {"edits": [{"op": "add", "speaker": "designer", "do": "封面图", "before": 1, "reason": "x"}]}
@@ -74,18 +71,9 @@ async def test_twice_unusable_falls_back_to_the_rules_and_says_why(settings: Set
     assert draft.change_log[-1].by == f"rules ({reason})"
     assert [s.speakers[0] for s in draft.steps] == ["pm", "designer", "engineer", "pm"]
     assert fallbacks(events) == [{"what": "sop_revision", "used": "rules", "reason": reason}]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
-    data = settings.data_dir
-    shown = subprocess.run(
-        [sys.executable, "-m", "framework", "history", "room:rf-1", "--data-dir", str(data)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert f"⚠ fallback: sop_revision → rules ({reason})" in shown.stdout
+    shown = staffroom_process("history", "room:rf-1", data=settings.data_dir)
+    assert shown.code == 0, shown.err
+    assert f"⚠ fallback: sop_revision → rules ({reason})" in shown.out
 
 
 async def test_a_failed_call_falls_back_too(settings: Settings) -> None:

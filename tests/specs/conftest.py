@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from spec_paths import REPO
+from paths import ROOT as REPO
 
 from framework.specs import Catalog
 

@@ -1,11 +1,12 @@
-"""Paths and helpers shared by the spec tests (a plain module: conftest names can clash)."""
+"""Fixture paths and helpers shared by the spec tests (a plain module: conftest names can
+clash; the repository itself is tests/paths.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures"
+from paths import FIXTURES
+
 BAD = FIXTURES / "bad"
 
 

@@ -6,12 +6,11 @@ The CLI tests run ``python -m framework`` in a copy of the shipped project, as a
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from spec_paths import REPO
+from cli_in_process import Cli, CliResult
+from paths import ROOT as REPO
 
 from framework.errors import CardError, ScenarioError, SopCardError, UnknownNameError
 from framework.specs import Catalog, SopLibrary, validate_paths
@@ -54,24 +53,12 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def staffroom(project: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "framework", *args],
-        cwd=project,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def _no_traceback(*results: subprocess.CompletedProcess[str]) -> None:
+def _no_traceback(*results: CliResult) -> None:
     for result in results:
-        assert "Traceback" not in result.stdout + result.stderr
+        assert "Traceback" not in result.out + result.err
 
 
-def test_validate_reports_every_problem_of_every_file(project: Path) -> None:
+def test_validate_reports_every_problem_of_every_file(cli: Cli, project: Path) -> None:
     _write(
         project,
         {
@@ -84,10 +71,10 @@ def test_validate_reports_every_problem_of_every_file(project: Path) -> None:
             "sop_library/other/v1.md": STRAY_SPEAKER_SOP,
         },
     )
-    done = staffroom(project, "validate", "scenarios", "sop_library")
-    assert done.returncode == 1, done.stdout + done.stderr
+    done = cli("validate", "scenarios", "sop_library", cwd=project)
+    assert done.code == 1, done.out + done.err
     _no_traceback(done)
-    out = " ".join(done.stdout.split())  # rich wraps long lines
+    out = " ".join(done.out.split())  # rich wraps long lines
     assert "scenarios/bomb.yaml:15 announcement.sop" in out and "100,000 items" in out
     assert "scenarios/blank.yaml:22 settings.stop_words[0]" in out
     assert "scenarios/turns.yaml:20 settings.recent_turns" in out and "1 to 1,000" in out
@@ -100,7 +87,9 @@ def test_validate_reports_every_problem_of_every_file(project: Path) -> None:
     assert "5 problem(s)" in out
 
 
-def test_a_template_bomb_stops_run_with_a_clear_error(project: Path, tmp_path: Path) -> None:
+def test_a_template_bomb_stops_run_with_a_clear_error(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
     _write(
         project,
         {
@@ -109,39 +98,39 @@ def test_a_template_bomb_stops_run_with_a_clear_error(project: Path, tmp_path: P
             )
         },
     )
-    done = staffroom(project, "run", "bomb", "--data-dir", str(tmp_path / "data"))
-    assert done.returncode == 2
+    done = cli("run", "bomb", "--data-dir", str(tmp_path / "data"), cwd=project)
+    assert done.code == 2
     _no_traceback(done)
-    assert "OverflowError" not in done.stderr
-    assert "bomb.yaml:15 announcement.sop" in " ".join(done.stderr.split())
+    assert "OverflowError" not in done.err
+    assert "bomb.yaml:15 announcement.sop" in " ".join(done.err.split())
 
 
-def test_a_broken_scenario_stops_only_itself(project: Path, tmp_path: Path) -> None:
+def test_a_broken_scenario_stops_only_itself(cli: Cli, project: Path, tmp_path: Path) -> None:
     _write(project, {"scenarios/broken.yaml": BROKEN_SCENARIO})
     data = str(tmp_path / "data")
-    good = staffroom(project, "validate", "scenarios/tech_article.yaml")
-    other = staffroom(project, "run", "tech-article", "--room", "r1", "--data-dir", data)
-    dm = staffroom(project, "dm", "pm", "--user", "alice", "--data-dir", data, stdin="hi\n")
-    itself = staffroom(project, "run", "broken", "--data-dir", data)
+    good = cli("validate", "scenarios/tech_article.yaml", cwd=project)
+    other = cli("run", "tech-article", "--room", "r1", "--data-dir", data, cwd=project)
+    dm = cli("dm", "pm", "--user", "alice", "--data-dir", data, stdin="hi\n", cwd=project)
+    itself = cli("run", "broken", "--data-dir", data, cwd=project)
     _no_traceback(good, other, dm, itself)
-    assert good.returncode == 0, good.stdout
-    assert other.returncode == 0, other.stderr
-    assert "waiting for author" in other.stdout
-    assert dm.returncode == 0, dm.stderr
-    assert itself.returncode == 2
-    assert "scenarios/broken.yaml:2" in itself.stderr
+    assert good.code == 0, good.out
+    assert other.code == 0, other.err
+    assert "waiting for author" in other.out
+    assert dm.code == 0, dm.err
+    assert itself.code == 2
+    assert "scenarios/broken.yaml:2" in itself.err
 
 
-def test_a_broken_card_stops_only_its_employee(project: Path, tmp_path: Path) -> None:
+def test_a_broken_card_stops_only_its_employee(cli: Cli, project: Path, tmp_path: Path) -> None:
     _write(project, {"agents/reviewer.yaml": BROKEN_CARD})
     data = str(tmp_path / "data")
-    pm = staffroom(project, "dm", "pm", "--user", "alice", "--data-dir", data, stdin="hi\n")
-    reviewer = staffroom(
-        project, "dm", "reviewer", "--user", "alice", "--data-dir", data, stdin="hi\n"
+    pm = cli("dm", "pm", "--user", "alice", "--data-dir", data, stdin="hi\n", cwd=project)
+    reviewer = cli(
+        "dm", "reviewer", "--user", "alice", "--data-dir", data, stdin="hi\n", cwd=project
     )
     _no_traceback(pm, reviewer)
-    assert pm.returncode == 0, pm.stderr
-    assert reviewer.returncode == 2 and "agents/reviewer.yaml:2" in reviewer.stderr
+    assert pm.code == 0, pm.err
+    assert reviewer.code == 2 and "agents/reviewer.yaml:2" in reviewer.err
 
 
 def test_the_catalog_keeps_broken_files_for_when_they_are_used(project: Path) -> None:

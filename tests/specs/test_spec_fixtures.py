@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spec_paths import BAD, FIXTURES, REPO, line_containing
+from paths import ROOT as REPO
+from spec_paths import BAD, FIXTURES, line_containing
 
 from framework.errors import CardError, InputError, ScenarioError, SopCardError
 from framework.specs import (

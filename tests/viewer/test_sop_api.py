@@ -3,11 +3,11 @@ review rule the CLI enforces (the same data folder refuses the same publish the 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import httpx
+from cli_in_process import Cli, CliResult
+from cli_process import staffroom_process
 from viewer_harness import BOB, VIEWER, Server
 
 SOPS = "/api/sops"
@@ -121,14 +121,9 @@ def test_publishing_needs_the_reviewers_the_cli_needs(server: Server) -> None:
 
     server.stop()  # the CLI on the same data folder refuses the same publish in the same words
     command = ["sop", "--data-dir", str(server.data), "publish", "tech-article@3"]
-    cli = subprocess.run(
-        [sys.executable, "-m", "framework", *command],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert cli.returncode == 2
-    assert error(nobody)["message"] in cli.stderr + cli.stdout
+    cli = staffroom_process(*command)
+    assert cli.code == 2
+    assert error(nobody)["message"] in cli.err + cli.out
 
 
 def test_edits_and_lookups_that_cannot_work_say_what_to_fix(server: Server) -> None:
@@ -222,7 +217,9 @@ def test_a_token_approves_only_as_the_people_it_may_act_for(server: Server) -> N
         assert refused.status_code == 409 and refused.json()["awaiting"] == ["alice"]
 
 
-def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(server: Server) -> None:
+def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(
+    server: Server, cli: Cli
+) -> None:
     with server.client() as client:
         made = edit(client, body="notes", note="notes", reviewers=["bob"])
         assert made.status_code == 201, made.text
@@ -235,22 +232,23 @@ def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(server: S
     card_file = server.root / "moved.md"
     card_file.write_text(moved, encoding="utf-8")
 
-    def sop(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "framework", "sop", "--data-dir", str(server.data)]
-        return subprocess.run([*command, *args], capture_output=True, text=True, check=False)
+    def sop(*args: str) -> CliResult:
+        return cli("sop", *args, data=server.data)
 
-    cli = sop("edit", "tech-article", "--card", str(card_file), "--note", "move it", "--by", "al")
-    assert cli.returncode == 2 and "Traceback" not in cli.stderr
-    assert error(refused)["message"] in " ".join(cli.stderr.split())
-    assert error(refused)["fix"] in " ".join(cli.stderr.split())
+    said_cli = sop(
+        "edit", "tech-article", "--card", str(card_file), "--note", "move it", "--by", "al"
+    )
+    assert said_cli.code == 2 and "Traceback" not in said_cli.err
+    assert error(refused)["message"] in " ".join(said_cli.err.split())
+    assert error(refused)["fix"] in " ".join(said_cli.err.split())
     # What the CLI saves follows the same rule as the server: the draft's reviewers are kept.
     card_file.write_text(card.replace("notes", "better notes"), encoding="utf-8")
     saved = sop("edit", "tech-article", "--card", str(card_file), "--base", "2",
                 "--note", "clearer", "--by", "al", "--reviewer", "dave")  # fmt: skip
-    assert saved.returncode == 0, saved.stderr
-    said = " ".join(saved.stdout.split())
+    assert saved.code == 0, saved.err
+    said = " ".join(saved.out.split())
     assert "tech-article@3: saved as a draft awaiting review" in said
     assert "awaiting approval from: bob, dave" in said
     # An approval's name is trimmed by the CLI as by the server (one rule, sop.drafting).
-    assert sop("approve", "tech-article@3", "--by", " dave ").returncode == 0
-    assert "awaiting approval from: bob\n" in sop("show", "tech-article@3").stdout
+    assert sop("approve", "tech-article@3", "--by", " dave ").code == 0
+    assert "awaiting approval from: bob\n" in sop("show", "tech-article@3").out

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from paths import ROOT
 from playwright.sync_api import Page, expect
 from room_log import KEY, write_log
 from stub_openai import StubOpenAI
@@ -20,7 +21,6 @@ from viewer_harness import MANAGER, Pages, Server
 
 from framework.sessions.events import EventKind
 
-ROOT = Path(__file__).resolve().parents[2]
 HAN = re.compile(r"[\u4e00-\u9fff]")
 MACHINE = re.compile(r"undefined|\bnull\b|\bNone\b|NaN|\[object|\{\"|\"\s*:|\d{4}-\d\d-\d\dT\d\d:")
 """What a sentence for people never holds: JavaScript's and Python's empty values, raw JSON,

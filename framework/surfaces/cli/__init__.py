@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -12,23 +13,19 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from framework.admin import require_writable
 from framework.errors import InputError, StaffroomError
 from framework.phrases import known_language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
-from framework.surfaces.cli import doctor as doctor_cmds
-from framework.surfaces.cli import init as init_cmds
 from framework.surfaces.cli import knowledge as knowledge_cmds
 from framework.surfaces.cli import knowledge_add
-from framework.surfaces.cli import memory as memory_cmds
-from framework.surfaces.cli import run as run_cmds
 from framework.surfaces.cli import sop as sop_cmds
-from framework.surfaces.cli import validate as validate_cmds
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
 from framework.surfaces.cli.options import label_language, settings_for
 from framework.surfaces.cli.render import LabelConsole
+from framework.surfaces.cli.serve import SERVER_MODULES
+from framework.surfaces.cli.serve import serve as serve_cmd
 
 app = typer.Typer(
     help="Staffroom: digital employees in DMs and group Rooms, driven by versioned SOPs.",
@@ -91,6 +88,8 @@ def _writing(
 ) -> Settings:
     """Settings for a command that calls models and writes to the data folder: the model
     override is checked, and a read-only folder refused, before anything opens."""
+    from framework.admin import require_writable
+
     settings = settings_for(data_dir, project, model, uses_model=True)
     require_writable(settings.data_dir, command)
     return _labelled(settings)
@@ -128,10 +127,12 @@ def run(
     model: ModelOption = None,
 ) -> None:
     """Run a scenario room and show the transcript live (exit 1 if it stops on a model error)."""
+    from framework.surfaces.cli.run import FirstMessage, run_scenario
+
     settings = _writing("run", data_dir, project, model)
-    first = run_cmds.FirstMessage(message, message_file)
+    first = FirstMessage(message, message_file)
     out = _console(data_dir, project, model)
-    ran = run_cmds.run_scenario(settings, scenario, room, script, interactive, out, first)
+    ran = run_scenario(settings, scenario, room, script, interactive, out, first)
     raise typer.Exit(asyncio.run(ran))
 
 
@@ -144,9 +145,11 @@ def dm(
     model: ModelOption = None,
 ) -> None:
     """Chat one to one with an employee (reads stdin lines when not a terminal)."""
+    from framework.surfaces.cli.run import run_dm
+
     settings = _writing("dm", data_dir, project, model)
     out = _console(data_dir, project, model)
-    raise typer.Exit(asyncio.run(run_cmds.run_dm(settings, employee, user, out)))
+    raise typer.Exit(asyncio.run(run_dm(settings, employee, user, out)))
 
 
 @app.command()
@@ -165,9 +168,11 @@ def history(
     project: Project = None,
 ) -> None:
     """Print a session's history (``--follow``: and watch it live)."""
+    from framework.surfaces.cli.run import show_history
+
     settings = _settings(data_dir, project)
     out = _console(data_dir, project)
-    shown = run_cmds.show_history(settings, session, last, raw, out, follow)
+    shown = show_history(settings, session, last, raw, out, follow)
     raise typer.Exit(asyncio.run(shown))
 
 
@@ -178,9 +183,9 @@ def replay(
     project: Project = None,
 ) -> None:
     """Show a session again, with the SOP version it ran on."""
-    shown = run_cmds.replay_session(
-        _settings(data_dir, project), session, _console(data_dir, project)
-    )
+    from framework.surfaces.cli.run import replay_session
+
+    shown = replay_session(_settings(data_dir, project), session, _console(data_dir, project))
     raise typer.Exit(asyncio.run(shown))
 
 
@@ -200,9 +205,11 @@ def consolidate(
 
     Exits 1 when the model could not be called (the extractive summary is written instead).
     """
+    from framework.surfaces.cli.memory import consolidate as consolidate_session
+
     settings = _writing("consolidate", data_dir, project, model)
     out = _console(data_dir, project, model)
-    raise typer.Exit(asyncio.run(memory_cmds.consolidate(settings, session, force, out)))
+    raise typer.Exit(asyncio.run(consolidate_session(settings, session, force, out)))
 
 
 @app.command()
@@ -219,9 +226,11 @@ def close(
 
     Sessions also end by themselves after `Settings.session_idle` seconds of silence.
     """
+    from framework.surfaces.cli.run import close_session
+
     settings = _writing("close", data_dir, project, model)
     out = _console(data_dir, project, model)
-    raise typer.Exit(asyncio.run(run_cmds.close_session(settings, session, out)))
+    raise typer.Exit(asyncio.run(close_session(settings, session, out)))
 
 
 @app.command()
@@ -240,12 +249,14 @@ def memory(
     project: Project = None,
 ) -> None:
     """Print what an employee remembers about a user (MEMORY.md), or set what rooms see."""
+    from framework.surfaces.cli.memory import set_shared, show_memory
+
     settings = _settings(data_dir, project)
     out = _console(data_dir, project)
     if share is not None:
-        shared = memory_cmds.set_shared(settings, employee, user, share, out)
+        shared = set_shared(settings, employee, user, share, out)
         raise typer.Exit(asyncio.run(shared))
-    raise typer.Exit(asyncio.run(memory_cmds.show_memory(settings, employee, user, out)))
+    raise typer.Exit(asyncio.run(show_memory(settings, employee, user, out)))
 
 
 @app.command()
@@ -259,10 +270,12 @@ def validate(
 ) -> None:
     """Check scenario, employee and SOP files and knowledge.yaml; print every problem with
     file:line and a fix (scenarios are checked against the SOP store too)."""
+    from framework.surfaces.cli.validate import validate as validate_paths
+
     settings, out = settings_for(data_dir, project), _console(data_dir, project)
     # Labelled leniently: a broken staffroom.yaml is one of the problems validate reports.
     console.language = label_language(settings, lenient=True)
-    raise typer.Exit(validate_cmds.validate(paths or [settings.project_dir], settings, out))
+    raise typer.Exit(validate_paths(paths or [settings.project_dir], settings, out))
 
 
 @app.command()
@@ -272,7 +285,9 @@ def schema(
     ] = None,
 ) -> None:
     """Print JSON Schema for editors."""
-    raise typer.Exit(validate_cmds.print_schema(kind, console))
+    from framework.surfaces.cli.validate import print_schema
+
+    raise typer.Exit(print_schema(kind, console))
 
 
 @app.command()
@@ -293,13 +308,15 @@ def init(
     ] = "en",
 ) -> None:
     """Scaffold a project (employees, a scenario, its SOP, models.yaml) that runs at once."""
+    from framework.surfaces.cli.init import init_project
+
     spec = parse_model_option(model, where="--model") if model else ModelSpec()
     written_in = known_language(language)
     if written_in is None:
         raise InputError(
             f"unknown language {language[:40]!r}", field="--language", fix="use en or zh"
         )
-    raise typer.Exit(init_cmds.init_project(target, spec, console, written_in))
+    raise typer.Exit(init_project(target, spec, console, written_in))
 
 
 @app.command()
@@ -316,14 +333,17 @@ def doctor(
     project: Project = None,
 ) -> None:
     """Check a data folder: stores, session logs, rooms' checkpoints, MEMORY.md files."""
+    from framework.surfaces.cli.doctor import doctor as check_data_folder
+
     settings = _settings(data_dir, project)
-    raise typer.Exit(asyncio.run(doctor_cmds.doctor(settings, fix, _console(data_dir, project))))
+    raise typer.Exit(asyncio.run(check_data_folder(settings, fix, _console(data_dir, project))))
 
 
-try:  # `staffroom serve` needs the `server` extra; the core CLI works without it
-    from framework.surfaces.cli.serve import serve as _serve
-except ImportError as _missing:
-    _why = str(_missing)
+# `staffroom serve` needs the `server` extra; the core CLI works without it. Looked up, not
+# imported: importing uvicorn and the app here would slow every command down.
+_missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+if _missing:
+    _why = f"No module named {_missing[0]!r}"
 
     def _serve_missing() -> None:
         """Serve rooms over HTTP (needs: pip install 'staffroom[server]')."""
@@ -332,7 +352,7 @@ except ImportError as _missing:
 
     app.command("serve")(_serve_missing)
 else:
-    app.command("serve")(_serve)
+    app.command("serve")(serve_cmd)
 app.add_typer(sop_cmds.app, name="sop")
 knowledge_cmds.app.command("add")(knowledge_add.add)
 app.add_typer(knowledge_cmds.app, name="knowledge")

@@ -14,23 +14,21 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from framework.admin import require_writable
-from framework.knowledge.base import KnowledgeBase
-from framework.knowledge.hits import render_hits
-from framework.knowledge.topics import TopicStore
-from framework.memory.store import MemoryStore
 from framework.names import is_name
 from framework.phrases import Phrase
 from framework.settings import Settings
-from framework.staffroom import Staffroom
 from framework.surfaces.cli.options import label_language, settings_for
 from framework.surfaces.cli.render import LabelConsole, labels_language
+
+if TYPE_CHECKING:  # the commands import these when they run: `--help` stays light
+    from framework.knowledge.base import KnowledgeBase
+    from framework.knowledge.topics import TopicStore
 
 # Piped output gets a wide console so tables keep whole names (terminals use their width).
 # Its labels follow the command's settings (see _admin_job).
@@ -68,6 +66,8 @@ def _admin_job(
     settings = settings_for(data_dir, project, None)
     console.language = label_language(settings)
 
+    from framework.staffroom import Staffroom
+
     async def main() -> int:
         admin = await Staffroom.admin(settings=settings, writes=bool(writes), command=writes)
         async with admin:
@@ -85,6 +85,8 @@ def _store(kb: KnowledgeBase, employee: str | None, library: str) -> TopicStore:
     if library not in ("shared", "isolated"):
         raise typer.BadParameter("use shared or isolated", param_hint="--library")
     part: Literal["shared", "isolated"] = "isolated" if library == "isolated" else "shared"
+    from framework.knowledge.topics import TopicStore
+
     return TopicStore(kb.library.path(part), categories=kb.config.categories, today=kb.today)
 
 
@@ -273,6 +275,7 @@ def search(
     project: Project = None,
 ) -> None:
     """BM25 search over topic files, journals and the library (files synced first)."""
+    from framework.knowledge.hits import render_hits
 
     async def job(kb: KnowledgeBase) -> int:
         found = await kb.search(query, employee=employee, partition=partition, limit=limit)
@@ -295,12 +298,16 @@ def extract(
     model: Annotated[str | None, typer.Option("--model", help="Model that extracts.")] = None,
 ) -> None:
     """Extract what a session said since its last extraction: journals, items, routing."""
+    from framework.admin import require_writable
+
     settings = settings_for(data_dir, project, model, uses_model=model is not None)
     require_writable(settings.data_dir, "extract")
     raise typer.Exit(asyncio.run(_extract(settings, session)))
 
 
 async def _extract(settings: Settings, session: str) -> int:
+    from framework.staffroom import Staffroom
+
     async with await Staffroom.open(settings=settings) as staff:
         done = await staff.extract(session)
     if done.run is None:
@@ -334,6 +341,7 @@ def forget(
     settings = settings_for(data_dir, project, None)
 
     from framework.knowledge.forget import forget_person, forget_text  # the one command using it
+    from framework.memory.store import MemoryStore
 
     async def job(kb: KnowledgeBase) -> int:
         memory = MemoryStore(settings)
@@ -355,12 +363,16 @@ def reflect(
 ) -> None:
     """Run the reflections that are due: each reads its journals and knowledge in a session
     whose end is extracted like any other."""
+    from framework.admin import require_writable
+
     settings = settings_for(data_dir, project, model, uses_model=model is not None)
     require_writable(settings.data_dir, "reflect")
     raise typer.Exit(asyncio.run(_reflect(settings, employee)))
 
 
 async def _reflect(settings: Settings, employee: str | None) -> int:
+    from framework.staffroom import Staffroom
+
     async with await Staffroom.open(settings=settings) as staff:
         runs = await staff.reflect(employee)
     for run in runs:

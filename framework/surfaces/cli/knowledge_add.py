@@ -8,16 +8,14 @@ duplicate entry is not added twice), and search and prompts find it from then on
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from framework.errors import UnknownNameError
-from framework.knowledge.base import KnowledgeBase
 from framework.phrases import Phrase
 from framework.specs._explain import hint
-from framework.specs.catalog import Catalog
 from framework.surfaces.cli.knowledge import (
     DataDir,
     Employee,
@@ -27,6 +25,9 @@ from framework.surfaces.cli.knowledge import (
     console,
 )
 from framework.surfaces.cli.options import label_language, settings_for
+
+if TYPE_CHECKING:  # imported when the command runs: `--help` stays light
+    from framework.knowledge.base import KnowledgeBase
 
 ADDED = Phrase(
     en="added to {owner}'s {topic} ({file}): {text}",
@@ -67,6 +68,8 @@ def add(
     if employee is not None:
         # A typo would start a knowledge folder no employee reads: refuse it by name.
         root = settings_for(data_dir, project, None).project_dir
+        from framework.specs.catalog import Catalog
+
         known = sorted(Catalog.for_project(root).employees)
         if employee not in known:
             raise UnknownNameError(

@@ -13,12 +13,10 @@ import os
 from pathlib import Path
 
 from framework.errors import InputError, ModelError
-from framework.models.factory import build_model, close_model
 from framework.phrases import Language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry, parse_model_option
-from framework.specs.project_file import project_language
 
 MODEL_ENV = "STAFFROOM_MODEL"
 MODEL_FORMS = (
@@ -63,6 +61,8 @@ def label_language(settings: Settings, *, lenient: bool = False) -> Language:
     else ``language:`` in the project's ``staffroom.yaml``, else English. A broken
     ``staffroom.yaml`` is an :class:`InputError`, unless ``lenient`` (``validate``, which
     reports it as one of its problems): then English."""
+    from framework.specs.project_file import project_language  # the spec models: not for --help
+
     try:
         return project_language(settings.project_dir, settings.language) or "en"
     except InputError:
@@ -74,6 +74,8 @@ def label_language(settings: Settings, *, lenient: bool = False) -> Language:
 def check_model(settings: Settings, spec: ModelSpec, where: str) -> None:
     """Resolve ``spec`` against the project's models.yaml and build it (no call is made);
     :class:`InputError` naming ``where`` and the valid forms if either fails."""
+    from framework.models.factory import build_model, close_model  # langchain: only here
+
     # A broken models.yaml is its own error (file:line), not the flag's or the variable's.
     registry = ModelRegistry.load(settings.project_dir / MODELS_FILE)
     try:

@@ -16,23 +16,25 @@ import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-import uvicorn
 from rich.console import Console
 from rich.markup import escape
 
-from framework.admin import require_writable
 from framework.errors import InputError, StaffroomError
-from framework.serving.gateway import Gateway
 from framework.settings import Settings
 from framework.specs.project_file import project_language
-from framework.staffroom import Staffroom
 from framework.surfaces.cli.options import settings_for
-from framework.surfaces.server.app import Mount, create_app
-from framework.surfaces.server.config import ENV_TOKEN, ServerConfig, load_config
-from framework.surfaces.server.protocol import protocol_for
+
+if TYPE_CHECKING:  # the server loads when `serve` runs: every other command stays light
+    import uvicorn
+
+    from framework.surfaces.server.app import Mount
+    from framework.surfaces.server.config import ServerConfig
+
+SERVER_MODULES = ("uvicorn", "fastapi", "sse_starlette", "httpx")
+"""What ``serve`` imports from the ``server`` extra (checked by the CLI without importing)."""
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -70,6 +72,9 @@ def serve(
     ] = "info",
 ) -> None:
     """Serve rooms and DMs over HTTP: JSON API, SSE streams, webhooks (docs at /docs)."""
+    from framework.admin import require_writable
+    from framework.surfaces.server.config import load_config
+
     if log_level not in LOG_LEVELS:
         _fail(
             f"--log-level {log_level!r} is not a level\n  fix: use one of: {', '.join(LOG_LEVELS)}"
@@ -101,6 +106,8 @@ def serve(
 
 def check_auth(config: ServerConfig, host: str) -> None:
     """Refuse a server anyone could use: no tokens needs ``--no-auth`` and a loopback host."""
+    from framework.surfaces.server.config import ENV_TOKEN
+
     if config.no_auth:
         if config.tokens:
             raise InputError(
@@ -188,11 +195,18 @@ async def _run(
     level: str,
     adapters: Mount | None = None,
 ) -> None:
+    import uvicorn
+
+    from framework.serving.gateway import Gateway
+    from framework.staffroom import Staffroom
+    from framework.surfaces.server.app import create_app
+    from framework.surfaces.server.protocol import protocol_for
+
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
         app = create_app(gateway, config, owns_gateway=True, adapters=adapters)
         limits = config.limits
-        server = _Server(
+        server = _server(
             uvicorn.Config(
                 app,
                 lifespan="on",
@@ -208,24 +222,28 @@ async def _run(
         await server.serve(sockets=[sock])
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server, but Ctrl-C / SIGTERM only ask it to stop.
+def _server(config: uvicorn.Config) -> uvicorn.Server:
+    """A uvicorn server whose Ctrl-C / SIGTERM only ask it to stop.
 
     uvicorn raises the captured signal again once it has served, which cancels the task that
     is still closing the Staffroom: its SQLite connections were left open and the process never
     exited. Here the signal stops serving and the code after ``serve()`` closes everything.
     """
+    import uvicorn  # defined here: `staffroom --help` does not import uvicorn
 
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self.handle_exit, sig, None)
-        try:
-            yield
-        finally:
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
+                loop.add_signal_handler(sig, self.handle_exit, sig, None)
+            try:
+                yield
+            finally:
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.remove_signal_handler(sig)
+
+    return _Server(config)
 
 
 def _logging(level: str) -> None:

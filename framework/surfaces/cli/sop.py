@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -19,16 +19,16 @@ from framework.settings import Settings
 from framework.sop import drafting
 from framework.sop.drafting import Edit, save_edit
 from framework.sop.edits import diff_steps
-from framework.sop.library_io import export_library, import_library
 from framework.sop.model import Status
 from framework.sop.ref import SopRef
-from framework.sop.service import SopService, ensure_known
 from framework.sop.trials import ALREADY, ScenarioTrials, TrialPolicy
 from framework.specs.catalog import Catalog
-from framework.staffroom import Staffroom
 from framework.surfaces.cli import sop_tables
 from framework.surfaces.cli.options import label_language
 from framework.surfaces.cli.render import LabelConsole, labels_language
+
+if TYPE_CHECKING:  # imported when a command runs: `staffroom --help` stays light
+    from framework.sop.service import SopService
 
 app = typer.Typer(
     help="Versioned SOPs: list, show, diff, review, explain, measure.", no_args_is_help=True
@@ -47,6 +47,8 @@ def _run(
 ) -> None:
     """Run ``job`` on the SOP service; a command that only reads also works on a read-only
     data folder (see ``framework.admin``), one that ``writes`` is refused there up front."""
+
+    from framework.staffroom import Staffroom
 
     async def main() -> None:
         admin = await Staffroom.admin(settings=settings, writes=writes, command=command)
@@ -73,6 +75,8 @@ async def _ref(service: SopService, text: str, *, required: bool) -> SopRef:
     """``ID`` or ``ID@VERSION`` checked against the store: the SOP exists, and the version
     is a number it holds (``tech-article@x`` used to show v1). ``required``: a command that
     changes one version needs the ``@VERSION``. Errors list the versions there are."""
+    from framework.sop.service import ensure_known
+
     sop_id = SopRef.id_of(text)
     ensure_known(sop_id, await service.store.sop_ids())
     held = [v.version for v in await service.store.versions(sop_id)]
@@ -123,6 +127,7 @@ def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="ID or ID@V
 @app.command()
 def diff(ctx: typer.Context, sop_id: str, v1: int, v2: int) -> None:
     """Step-level diff between two versions."""
+    from framework.sop.service import ensure_known
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
@@ -275,6 +280,7 @@ def _person(by: str | None) -> str | None:
 @app.command()
 def explain(ctx: typer.Context, sop_id: str) -> None:
     """Every candidate's score and why the winner won; trials and their verdicts."""
+    from framework.sop.service import ensure_known
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
@@ -287,6 +293,7 @@ def explain(ctx: typer.Context, sop_id: str) -> None:
 @app.command()
 def metrics(ctx: typer.Context, sop_id: str) -> None:
     """Run metrics per version."""
+    from framework.sop.service import ensure_known
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
@@ -299,6 +306,7 @@ def metrics(ctx: typer.Context, sop_id: str) -> None:
 def report(ctx: typer.Context, sop_id: str) -> None:
     """The managers' view: hit rate per user, the correction trajectory, what was replaced,
     the recurring reasons runs lacked evidence of work, and conflicting requests."""
+    from framework.sop.service import ensure_known
 
     async def job(service: SopService) -> None:
         ensure_known(sop_id, await service.store.sop_ids())
@@ -321,6 +329,8 @@ def import_(ctx: typer.Context, folder: Annotated[Path | None, typer.Argument()]
         )
 
     async def job(service: SopService) -> None:
+        from framework.sop.library_io import import_library
+
         sop_tables.print_import(source, await import_library(service.store, source), console)
 
     _run(settings, job, writes=True, command="sop import")
@@ -331,6 +341,8 @@ def export(ctx: typer.Context, folder: Path) -> None:
     """Write every version as a card file (folder/<id>/v<N>.md) for review in git."""
 
     async def job(service: SopService) -> None:
+        from framework.sop.library_io import export_library
+
         for path in await export_library(service.store, folder):
             console.print(str(path))
 

@@ -5,6 +5,7 @@ wrote are shown as they are."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -14,9 +15,11 @@ from framework.errors import UnknownNameError
 from framework.phrases import Phrase
 from framework.sop.library_io import ImportReport
 from framework.sop.model import SopVersion
-from framework.sop.service import SopService
 from framework.specs.sop_card import render_steps
 from framework.surfaces.cli.render import labels_language
+
+if TYPE_CHECKING:  # `staffroom --help` loads this module: the service (and its model) stay out
+    from framework.sop.service import SopService
 
 LIST_COLUMNS = Phrase(
     en="sop|version|status|scope|runs|success|corrections|why",

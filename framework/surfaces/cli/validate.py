@@ -26,7 +26,6 @@ from framework.specs.project import SCENARIOS, SOPS, YAML_SUFFIXES, project_root
 from framework.specs.scenario import load_scenario
 from framework.specs.sop_card import load_sop_card
 from framework.specs.validation import spec_files, validate_paths
-from framework.staffroom import Staffroom
 from framework.surfaces.cli.render import labels_language
 
 PROBLEMS = Phrase(en="{n} problem(s)", zh="{n} 个问题")
@@ -102,6 +101,8 @@ async def _store_view(settings: Settings, libraries: dict[Path, set[str]]) -> _S
             found = await import_problems(None, library)
             view.problems += [found[i] for i in sorted(ids) if i in found]
         return view
+    from framework.staffroom import Staffroom  # a store to read: open it as `run` would
+
     try:
         async with await Staffroom.admin(settings=settings) as admin:
             service = await admin.sops(import_cards=False)
