@@ -36,8 +36,8 @@ from framework.runtime.state import (
     make_pick,
 )
 from framework.runtime.turn import run_turn
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import EventKind, new_event_id
-from framework.sessions.payloads import entry_meta, is_entry
 from framework.sop.trials import runs_trial
 from framework.specs.project import source_in_project
 

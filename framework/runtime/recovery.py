@@ -22,15 +22,10 @@ from typing import Any
 
 from framework.errors import StorageError
 from framework.runtime.state import entry_state
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
-from framework.sessions.payloads import (
-    EntryPayload,
-    OutcomePayload,
-    entry_meta,
-    is_entry,
-    payload_of,
-)
+from framework.sessions.payloads import EntryPayload, OutcomePayload, payload_of
 
 SNAPSHOT_KEYS = (
     "step",

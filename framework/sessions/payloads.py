@@ -9,12 +9,12 @@ value of the wrong JSON type) reads as the field's default and the whole object 
 
 Old logs also hold feedback and extractions as ``plan`` events (content keys ``outcome`` /
 ``extracted``); :func:`payload_of` reads those as the ``plan`` payload, and
-:meth:`EntryPayload.is_entry` tells the room's entry (``meta.entry``) from them.
+:func:`framework.sessions.entry.is_entry` tells the room's entry (``meta.entry``) from them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -267,17 +267,7 @@ Payload = (
 """Any event's typed payload; ``isinstance`` tells which (the event's kind decides)."""
 
 
-def _message(r: _Read, event: Event) -> Payload:
-    return MessagePayload(event.text)
-
-
-def _tool_call(r: _Read, event: Event) -> Payload:
-    return ToolCallPayload(
-        r.str_("name"), r.dict_("args"), r.str_("call_id"), r.str_("protocol"), r.c
-    )
-
-
-def _tool_result(r: _Read, event: Event) -> Payload:
+def _tool_result(r: _Read) -> Payload:
     output = r.c.get("output")
     text = output if isinstance(output, str) else "" if output is None else str(output)
     return ToolResultPayload(
@@ -285,89 +275,7 @@ def _tool_result(r: _Read, event: Event) -> Payload:
     )
 
 
-def _entry(r: _Read, event: Event) -> Payload:
-    return EntryPayload(
-        r.str_("scenario"),
-        r.str_("scenario_source"),
-        r.str_("title"),
-        r.str_("announcement"),
-        r.str_("sop"),
-        r.strs("participants"),
-        r.strs("humans"),
-        r.c,
-    )
-
-
-def _step(r: _Read, event: Event) -> Payload:
-    return StepPayload(r.int_("n"), r.strs("speakers"), r.str_("do"), r.strs("produces"), r.c)
-
-
-def _outcome(r: _Read, event: Event) -> Payload:
-    return OutcomePayload(
-        r.str_("reason"),
-        r.str_("sop"),
-        r.int_("steps_done"),
-        r.int_("steps_total"),
-        r.int_("turns"),
-        r.c,
-    )
-
-
-def _error(r: _Read, event: Event) -> Payload:
-    return ErrorPayload(r.str_("error"), r.str_("detail"), r.c)
-
-
-def _fallback(r: _Read, event: Event) -> Payload:
-    return FallbackPayload(r.str_("what"), r.str_("used"), r.str_("reason"), r.c)
-
-
-def _wait(r: _Read, event: Event) -> Payload:
-    return WaitPayload(
-        r.strs("waiting_for"),
-        r.str_("reason"),
-        r.int_("after_step"),
-        r.str_("error"),
-        r.strs("dropped"),
-        r.c,
-    )
-
-
-def _feedback(r: _Read, event: Event) -> Payload:
-    return FeedbackPayload(
-        r.str_("sop"),
-        r.bool_("success"),
-        r.num("score"),
-        r.str_("at"),
-        r.str_("reason"),
-        r.strs("people"),
-        r.bool_("late"),
-        r.c,
-    )
-
-
-def _revision(r: _Read, event: Event) -> Payload:
-    return RevisionPayload(r.str_("sop"), r.str_("status"), r.str_("why"), r.c)
-
-
-def _extraction(r: _Read, event: Event) -> Payload:
-    return ExtractionPayload(r.str_("extracted"), r.str_("status"), r.strs("steps"), r.c)
-
-
-def _knowledge(r: _Read, event: Event) -> Payload:
-    return KnowledgePayload(r.str_("session"), r.c)
-
-
-def _session_end(r: _Read, event: Event) -> Payload:
-    return SessionEndPayload(
-        r.str_("reason"), r.str_("first"), r.str_("last"), r.int_("events"), r.c
-    )
-
-
-def _consolidation(r: _Read, event: Event) -> Payload:
-    return ConsolidationPayload(r.str_("through"), r.c)
-
-
-def _remark(r: _Read, event: Event) -> Payload:
+def _remark(r: _Read) -> Payload:
     return RemarkPayload(
         status=r.str_("status"),
         by=r.str_("by"),
@@ -383,63 +291,71 @@ def _remark(r: _Read, event: Event) -> Payload:
     )
 
 
-_READERS: dict[EventKind, Callable[[_Read, Event], Payload]] = {
-    EventKind.MESSAGE: _message,
-    EventKind.TOOL_CALL: _tool_call,
+_READERS: dict[EventKind, Callable[[_Read], Payload]] = {
+    EventKind.TOOL_CALL: lambda r: ToolCallPayload(
+        r.str_("name"), r.dict_("args"), r.str_("call_id"), r.str_("protocol"), r.c
+    ),
     EventKind.TOOL_RESULT: _tool_result,
-    EventKind.PLAN: _entry,
-    EventKind.SOP_STEP: _step,
-    EventKind.OUTCOME: _outcome,
-    EventKind.ERROR: _error,
-    EventKind.FALLBACK: _fallback,
-    EventKind.WAIT: _wait,
-    EventKind.FEEDBACK: _feedback,
-    EventKind.REVISION: _revision,
-    EventKind.EXTRACTION: _extraction,
-    EventKind.KNOWLEDGE: _knowledge,
-    EventKind.SESSION_END: _session_end,
-    EventKind.CONSOLIDATION: _consolidation,
+    EventKind.PLAN: lambda r: EntryPayload(
+        scenario=r.str_("scenario"),
+        scenario_source=r.str_("scenario_source"),
+        title=r.str_("title"),
+        announcement=r.str_("announcement"),
+        sop=r.str_("sop"),
+        participants=r.strs("participants"),
+        humans=r.strs("humans"),
+        raw=r.c,
+    ),
+    EventKind.SOP_STEP: lambda r: StepPayload(
+        r.int_("n"), r.strs("speakers"), r.str_("do"), r.strs("produces"), r.c
+    ),
+    EventKind.OUTCOME: lambda r: OutcomePayload(
+        r.str_("reason"),
+        r.str_("sop"),
+        r.int_("steps_done"),
+        r.int_("steps_total"),
+        r.int_("turns"),
+        r.c,
+    ),
+    EventKind.ERROR: lambda r: ErrorPayload(r.str_("error"), r.str_("detail"), r.c),
+    EventKind.FALLBACK: lambda r: FallbackPayload(
+        r.str_("what"), r.str_("used"), r.str_("reason"), r.c
+    ),
+    EventKind.WAIT: lambda r: WaitPayload(
+        r.strs("waiting_for"),
+        r.str_("reason"),
+        r.int_("after_step"),
+        r.str_("error"),
+        r.strs("dropped"),
+        r.c,
+    ),
+    EventKind.FEEDBACK: lambda r: FeedbackPayload(
+        r.str_("sop"),
+        r.bool_("success"),
+        r.num("score"),
+        r.str_("at"),
+        r.str_("reason"),
+        r.strs("people"),
+        r.bool_("late"),
+        r.c,
+    ),
+    EventKind.REVISION: lambda r: RevisionPayload(
+        r.str_("sop"), r.str_("status"), r.str_("why"), r.c
+    ),
+    EventKind.EXTRACTION: lambda r: ExtractionPayload(
+        r.str_("extracted"), r.str_("status"), r.strs("steps"), r.c
+    ),
+    EventKind.KNOWLEDGE: lambda r: KnowledgePayload(r.str_("session"), r.c),
+    EventKind.SESSION_END: lambda r: SessionEndPayload(
+        r.str_("reason"), r.str_("first"), r.str_("last"), r.int_("events"), r.c
+    ),
+    EventKind.CONSOLIDATION: lambda r: ConsolidationPayload(r.str_("through"), r.c),
     EventKind.REMARK: _remark,
 }
 
 
 def payload_of(event: Event) -> Payload:
     """``event``'s content as the typed payload of its kind (never raises: see the module)."""
-    return _READERS[event.kind](_Read(event.content), event)
-
-
-def is_entry(event: Event) -> bool:
-    """Whether ``event`` is a room's entry: the ``plan`` event an epoch starts with (not the
-    feedback or extraction old logs also wrote as ``plan``)."""
-    return event.kind == EventKind.PLAN and bool(event.meta.get("entry"))
-
-
-@dataclass(frozen=True, slots=True)
-class EntryMeta:
-    """What an entry event's ``meta`` records about the run it starts."""
-
-    epoch: str | None
-    """The run's epoch: the prefix of the ids of the events it writes."""
-    sop: str | None
-    steps: list[Any] | None
-    """The SOP steps taken at entry (step dicts); None in logs from before entries recorded
-    them."""
-
-
-def entry_meta(event: Event) -> EntryMeta:
-    """The run facts in an entry event's ``meta`` (lenient, like :func:`payload_of`)."""
-    r = _Read(event.meta)
-    steps = r.c.get("steps")
-    epoch = r.c.get("epoch")
-    kept = list(steps) if isinstance(steps, list) else None
-    return EntryMeta(None if epoch is None else str(epoch), r.str_("sop"), kept)
-
-
-def entry(events: Iterable[Event]) -> Event | None:
-    """The first entry event in ``events`` (see :func:`is_entry`), or None."""
-    return next((e for e in events if is_entry(e)), None)
-
-
-def last_entry(events: Sequence[Event]) -> Event | None:
-    """The last entry event in ``events``: the current run's, or None."""
-    return next((e for e in reversed(events) if is_entry(e)), None)
+    if event.kind == EventKind.MESSAGE:
+        return MessagePayload(event.text)
+    return _READERS[event.kind](_Read(event.content))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from framework.sessions.entry import entry, entry_meta, is_entry, last_entry
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.payloads import (
@@ -24,10 +25,6 @@ from framework.sessions.payloads import (
     ToolCallPayload,
     ToolResultPayload,
     WaitPayload,
-    entry,
-    entry_meta,
-    is_entry,
-    last_entry,
     payload_of,
 )
 
