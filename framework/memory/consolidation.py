@@ -40,6 +40,7 @@ from framework.memory.write_gate import judge
 from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
+from framework.sessions.payloads import ConsolidationPayload, payload_of
 from framework.statements import stated_facts
 
 BATCH = 10
@@ -142,7 +143,8 @@ def find_pointer(log: JsonlLog) -> tuple[Event | None, list[Event]]:
     pointer = since_pointer[0] if since_pointer else None
     if pointer is None or pointer.kind != EventKind.CONSOLIDATION:
         return None, messages(since_pointer)
-    through = pointer.content.get("through") if isinstance(pointer.content, dict) else None
+    said = payload_of(pointer)
+    through = said.through if isinstance(said, ConsolidationPayload) else None
     since_through = log.tail_until(lambda e: e.id == through)
     if since_through and since_through[0].id == through:
         return pointer, messages(since_through[1:])

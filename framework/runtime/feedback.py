@@ -15,9 +15,11 @@ from framework.language import language_of
 from framework.models.simulator import SimulatedChatModel
 from framework.runtime.deps import RoomDeps
 from framework.runtime.sink import EventSink
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
+from framework.sessions.payloads import FeedbackPayload, RemarkPayload, payload_of
 from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
 from framework.sop.late import refusal
@@ -176,19 +178,19 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     """
     if deps.plan.sop is None:
         return  # a DM or a room without an SOP: no run to amend, and no log to read back
-    events = deps.log.tail_until(lambda e: e.kind == EventKind.PLAN and bool(e.meta.get("entry")))
+    events = deps.log.tail_until(is_entry)
     if not events or events[0].kind != EventKind.PLAN:
         return
-    epoch = str(events[0].meta.get("epoch"))
+    epoch = str(entry_meta(events[0]).epoch)
     closed = next((i for i, e in enumerate(events) if e.id == f"{epoch}-feedback"), None)
     if closed is None:
         return  # the run is still open: its corrections are read when it closes
     done = events[closed]
-    content = done.content if isinstance(done.content, dict) else {}
-    if "at" not in content or not content.get("sop"):
+    content = payload_of(done)
+    if not isinstance(content, FeedbackPayload) or not content.has_at or not content.sop:
         return  # closed before late feedback existed: its outcome cannot be found
     settings = deps.plan.settings
-    people = set(content.get("people") or deps.plan.humans)
+    people = set(content.people or deps.plan.humans)
     author = str(message.get("author"))
     in_window = within_window(done.ts, settings.sop_feedback_window)
     if author not in people or not in_window:
@@ -200,12 +202,12 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
             people=sorted(people),
             in_window=in_window,
             window=settings.sop_feedback_window,
-            sop_ref=str(content.get("sop")),
+            sop_ref=content.sop,
             default_language=room_language(deps),
         )
         notice_id = f"{epoch}-late-{message.get('id')}-notice"
         if notice is not None and not deps.log.has(notice_id):
-            counted = {"sop": content.get("sop"), "late": True, "counted": False}
+            counted = {"sop": content.sop, "late": True, "counted": False}
             body = {**counted, "by": author, "notice": notice, "run": done.id}
             sink.emit(EventKind.FEEDBACK, "system", body, id=notice_id, meta={"sop": body["sop"]})
         return
@@ -215,9 +217,9 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     score = next((s for s in reversed(scores) if s is not None), None)
     if not said and score is None:
         return
-    sop_ref = str(content["sop"])
+    sop_ref = content.sop
     stored = [o for o in await deps.sops.store.outcomes(sop_ref) if o.session == str(deps.key)]
-    original = next((o for o in stored if o.at == content["at"]), None)
+    original = next((o for o in stored if o.at == content.at), None)
     if original is None:
         return
     merged = {correction_key(c): c for c in (*original.corrections, *said)}
@@ -226,7 +228,7 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
     success = not original.failures and (
         score >= SUCCESS_AT
         if score is not None
-        else content.get("reason") == "sop_complete" and not corrections
+        else content.reason == "sop_complete" and not corrections
     )
     # A run nobody spoke in has no user yet: the person judging it afterwards is its user.
     user = original.user or str(message.get("author"))
@@ -254,8 +256,8 @@ def _from(event: Event, people: set[str]) -> bool:
     """A person's message, or a remark event, of one of the run's ``people``."""
     if event.kind == EventKind.MESSAGE:
         return bool(event.meta.get("human")) and event.author in people
-    if event.kind == EventKind.REMARK and isinstance(event.content, dict):
-        return str(event.content.get("by")) in people
+    if event.kind == EventKind.REMARK and isinstance(remark := payload_of(event), RemarkPayload):
+        return str(remark.by) in people
     return False
 
 
@@ -263,11 +265,10 @@ def _reported(events: list[Event], outcome: Outcome) -> bool:
     """Whether a late ``feedback`` event already reported ``outcome`` (a crash after the store
     was amended but before the revision leaves none, and the revision is then made again)."""
     return any(
-        e.kind == EventKind.FEEDBACK
-        and isinstance(e.content, dict)
-        and e.content.get("late")
-        and e.content.get("corrections") == len(outcome.corrections)
-        and e.content.get("score") == outcome.score
+        isinstance(fed := payload_of(e), FeedbackPayload)
+        and fed.late
+        and fed.corrections == len(outcome.corrections)
+        and fed.score == outcome.score
         for e in events
     )
 

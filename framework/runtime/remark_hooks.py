@@ -29,7 +29,9 @@ from framework.runtime.deps import RoomDeps
 from framework.runtime.feedback import within_window
 from framework.runtime.hooks import HookCall
 from framework.runtime.sink import EventSink
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import FeedbackPayload, payload_of
 from framework.sop.model import Step
 from framework.sop.remark_answers import (
     answer_content,
@@ -47,10 +49,6 @@ NOT_READ_OFFLINE = Phrase(
 )
 
 
-def _is_entry(event: Event) -> bool:
-    return event.kind == EventKind.PLAN and bool(event.meta.get("entry"))
-
-
 def open_run(deps: RoomDeps) -> tuple[list[Event], tuple[Step, ...]] | None:
     """The events of the room's SOP run still open (from its entry) and its steps, or None.
 
@@ -60,14 +58,14 @@ def open_run(deps: RoomDeps) -> tuple[list[Event], tuple[Step, ...]] | None:
     """
     if deps.plan.sop is None:
         return None  # a DM or a room without an SOP: no need to read its log
-    events = deps.log.tail_until(_is_entry)
-    if not events or not _is_entry(events[0]):
+    events = deps.log.tail_until(is_entry)
+    if not events or not is_entry(events[0]):
         return None
-    epoch = events[0].meta.get("epoch")
+    epoch = entry_meta(events[0]).epoch
     closed = next((e for e in events if e.id == f"{epoch}-feedback"), None)
     if closed is not None and not within_window(closed.ts, deps.plan.settings.sop_feedback_window):
         return None  # late remarks count for the run only within the feedback window
-    raw = events[0].meta.get("steps") or []
+    raw = entry_meta(events[0]).steps or []
     steps = tuple(
         Step(speakers=tuple(str(s) for s in step.get("speakers", [])), do=str(step.get("do", "")))
         for step in raw
@@ -93,8 +91,8 @@ async def read_remark(call: HookCall) -> None:
         return
     events, steps = run
     closed = next((e for e in events if e.kind == EventKind.FEEDBACK), None)
-    if closed is not None and isinstance(closed.content, dict):
-        people = closed.content.get("people") or deps.plan.humans
+    if closed is not None and isinstance(fed := payload_of(closed), FeedbackPayload):
+        people = fed.people or deps.plan.humans
         if person not in people:
             return  # after the close only the run's people may still correct it
     at = next((i for i, e in enumerate(events) if e.id == mid), None)

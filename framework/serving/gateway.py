@@ -32,9 +32,11 @@ from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
 from framework.serving.ledger import IngestLedger
 from framework.serving.results import PostResult, SessionState
+from framework.sessions.entry import first_entry
 from framework.sessions.events import Event, new_event_id, opening_message_id
 from framework.sessions.follow import follow_log
 from framework.sessions.keys import SessionKey
+from framework.sessions.payloads import EntryPayload, payload_of
 from framework.sop.remark_answers import REPLY_TO
 from framework.staffroom import Staffroom
 
@@ -144,9 +146,9 @@ class Gateway:
 
     def _stored_scenario(self, key: str) -> str | None:
         log = self.staff.sessions.log(SessionKey.parse(key))
-        entry = next((e for e in log.iter_events() if e.meta.get("entry")), None)
-        content = entry.content if entry is not None else None
-        return str(content["scenario"]) if isinstance(content, dict) else None
+        found = first_entry(log.iter_events())
+        entered = payload_of(found) if found is not None else None
+        return entered.scenario if isinstance(entered, EntryPayload) else None
 
     async def open_dm(self, employee: str, user: str) -> Room:
         """The DM of ``user`` with ``employee``."""

@@ -43,7 +43,7 @@ def entry_meta(event: Event) -> EntryMeta:
     )
 
 
-def entry(events: Iterable[Event]) -> Event | None:
+def first_entry(events: Iterable[Event]) -> Event | None:
     """The first entry event in ``events`` (see :func:`is_entry`), or None."""
     return next((e for e in events if is_entry(e)), None)
 

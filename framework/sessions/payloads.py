@@ -166,6 +166,8 @@ class FeedbackPayload:
     sop: str | None
     success: bool
     score: float | None
+    corrections: int | None
+    """How many corrections the run (or its late amendment) counted."""
     at: str | None
     """When the run's outcome was stored (absent in logs from before late feedback)."""
     reason: str | None
@@ -242,7 +244,8 @@ class RemarkPayload:
     remark: str | None
     """The id of the message the remark was read from."""
     told: str | None
-    corrections: list[Any]
+    corrections: list[Any] | None
+    """The corrections read (dicts); None when the event holds none."""
     raw: Mapping[str, Any] = field(repr=False)
 
 
@@ -286,7 +289,7 @@ def _remark(r: _Read) -> Payload:
         understood=r.str_("understood"),
         remark=r.str_("remark"),
         told=r.str_("told"),
-        corrections=r.list_("corrections"),
+        corrections=r.list_("corrections") if "corrections" in r.c else None,
         raw=r.c,
     )
 
@@ -333,6 +336,7 @@ _READERS: dict[EventKind, Callable[[_Read], Payload]] = {
         r.str_("sop"),
         r.bool_("success"),
         r.num("score"),
+        r.int_("corrections"),
         r.str_("at"),
         r.str_("reason"),
         r.strs("people"),

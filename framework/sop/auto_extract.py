@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import ToolCallPayload, payload_of
 
 MIN_WORK_TURNS = 3
 """Employee replies (with text) a span needs before it can become a draft by itself."""
@@ -126,8 +127,8 @@ def assess(span: Sequence[Event], employees: Collection[str]) -> Assessment:
         if event.kind == EventKind.MESSAGE and event.author in employees:
             if not event.meta.get("human") and event.text.strip():
                 turns += 1
-        elif event.kind == EventKind.TOOL_CALL and isinstance(event.content, dict):
-            name = str(event.content.get("name"))
+        elif isinstance(call := payload_of(event), ToolCallPayload):
+            name = str(call.name)
             if name not in IGNORED_TOOLS:
                 calls += 1
                 if name not in tools:

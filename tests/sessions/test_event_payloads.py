@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from framework.sessions.entry import entry, entry_meta, is_entry, last_entry
+from framework.sessions.entry import entry_meta, first_entry, is_entry, last_entry
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.payloads import (
@@ -141,9 +141,9 @@ def test_entry_accessor_finds_the_room_entry_not_other_plan_events() -> None:
     )
     said = make_event("group:a", EventKind.MESSAGE, "ann", "hi", id="m1")
     events: list[Event] = [old, first, said, later, said]
-    assert entry(events) is first
+    assert first_entry(events) is first
     assert last_entry(events) is later
-    assert entry([old, said]) is None
+    assert first_entry([old, said]) is None
     run = entry_meta(later)
     assert (run.epoch, run.sop, run.steps) == ("ab12", "s@1", [{"n": 1}])
     assert entry_meta(first).steps is None  # entries from before steps were recorded
