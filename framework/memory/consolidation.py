@@ -199,7 +199,7 @@ class Consolidator:
         A model's fact is judged against what its person said in the batch: a profile
         nobody stated is refused there, whatever it is labelled.
         """
-        humans = {e.author for e in batch if e.meta.get("human")} | {user}
+        humans = {e.author for e in batch if e.from_person} | {user}
         language = language_of_people(batch, humans)
         said = "\n".join(e.text for e in batch if e.author == user)
         try:
@@ -220,7 +220,7 @@ class Consolidator:
 
     async def _batch(self, batch: list[Event], report: ConsolidationReport) -> None:
         day = date.fromisoformat(batch[0].ts[:10])
-        humans = {e.author for e in batch if e.meta.get("human")}
+        humans = {e.author for e in batch if e.from_person}
         # What the summarising employee (the first) keeps about them: a fact may replace one.
         known = await asyncio.to_thread(known_entries, self.memory_for, self.employees[0], humans)
         summary = await self.summarise(batch, day, known)

@@ -147,9 +147,7 @@ async def close_run(deps: RoomDeps, sink: EventSink, state: Mapping[str, Any], r
     policy = TrialPolicy(settings.sop_trial_share, settings.sop_trial_runs)
     if policy.share > 0:
         await deps.sops.judge_trials(SopRef.parse(sop_ref, field="sop").sop_id, policy)
-    people = sorted(
-        {e.author for e in events if e.kind == EventKind.MESSAGE and e.meta.get("human")}
-    )
+    people = sorted({e.author for e in events if e.kind == EventKind.MESSAGE and e.from_person})
     measured = {
         "sop": sop_ref,
         "success": outcome.success,
@@ -255,7 +253,7 @@ async def late_feedback(deps: RoomDeps, sink: EventSink, message: Mapping[str, A
 def _from(event: Event, people: set[str]) -> bool:
     """A person's message, or a remark event, of one of the run's ``people``."""
     if event.kind == EventKind.MESSAGE:
-        return bool(event.meta.get("human")) and event.author in people
+        return event.from_person and event.author in people
     if event.kind == EventKind.REMARK and isinstance(remark := payload_of(event), RemarkPayload):
         return str(remark.by) in people
     return False

@@ -78,7 +78,7 @@ def _lost_checkpoint(log: JsonlLog) -> str | None:
     events = log.tail_until(is_entry)
     if not events or not is_entry(events[0]):
         return None  # never entered: only human messages wait for the first run
-    if all(is_entry(e) or e.meta.get("human") for e in events):
+    if all(is_entry(e) or e.from_person for e in events):
         return None  # entered, crashed before the checkpoint: the entry re-runs harmlessly
     return (
         f"its checkpoint is missing but its log {log.path} shows it ran (entered with epoch "
@@ -155,7 +155,7 @@ def rebuild_state(
                 f"its last pause ({mark.id}) predates the state record a rebuild needs"
             )
         values.update({k: state.get(k) for k in SNAPSHOT_KEYS})
-        unrouted = [e.id for e in after[pause + 1 :] if e.meta.get("human")]
+        unrouted = [e.id for e in after[pause + 1 :] if e.from_person]
         return Rebuilt(values, "human", mark.id, unrouted)
     # After its outcome the room chats freely: its counters come from the log itself.
     ended = payload_of(mark)
@@ -168,10 +168,10 @@ def _free_chat(
 ) -> dict[str, Any]:
     # Turn ids must go on from the log's highest, or new replies would reuse (and lose to)
     # the ids of old ones.
-    humans = [e.id for e in after if e.meta.get("human")]
+    humans = [e.id for e in after if e.from_person]
     turn_ids = [int(m.group(1)) for e in after if (m := _TURN_ID.search(e.id))]
-    last_human = max((i for i, e in enumerate(after) if e.meta.get("human")), default=-1)
-    speakers = [e.author for e in after if e.kind == EventKind.MESSAGE and not e.meta.get("human")]
+    last_human = max((i for i, e in enumerate(after) if e.from_person), default=-1)
+    speakers = [e.author for e in after if e.kind == EventKind.MESSAGE and not e.from_person]
     return {
         **values,
         "step": (outcome and outcome.steps_done) or 0,

@@ -39,7 +39,7 @@ def replay_turns(events: list[Event], workspace: Workspace) -> list[ReplayedTurn
         elif isinstance(said, ToolResultPayload) and said.has_budget:
             # Results logged before the output budget was logged cannot be replayed exactly.
             pending.append(("result", model_view(said.raw, last_call_id, workspace)))
-        elif event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+        elif event.kind == EventKind.MESSAGE and not event.from_person:
             turns.append(ReplayedTurn(event.author, _interleave(event, pending)))
             pending = []
     return turns

@@ -308,7 +308,7 @@ class Room:
         # crash and is reported by a rebuild); a more recent one not in the window never was.
         # (Later events alone prove nothing: background hooks append after a message too.)
         after = self._deps.log.tail_until(lambda e: e.id == message_id)[1:]
-        return sum(1 for e in after if e.meta.get("human")) >= CONSUMED_WINDOW
+        return sum(1 for e in after if e.from_person) >= CONSUMED_WINDOW
 
     async def rebuild(self) -> RebuildReport:
         """Put the room's checkpoint back in line with its log (after either was lost).

@@ -162,6 +162,6 @@ def _since(history: list[Event], item: Item) -> list[Event]:
     for index, event in enumerate(history):
         if posted_as(event, item.message_id, item.author):
             rest = history[index + 1 :]
-            end = next((i for i, e in enumerate(rest) if e.meta.get("human")), len(rest))
+            end = next((i for i, e in enumerate(rest) if e.from_person), len(rest))
             return [event, *rest[:end]]
     return []

@@ -125,7 +125,7 @@ def assess(span: Sequence[Event], employees: Collection[str]) -> Assessment:
     tools: list[str] = []
     for event in span:
         if event.kind == EventKind.MESSAGE and event.author in employees:
-            if not event.meta.get("human") and event.text.strip():
+            if not event.from_person and event.text.strip():
                 turns += 1
         elif isinstance(call := payload_of(event), ToolCallPayload):
             name = str(call.name)

@@ -60,7 +60,7 @@ def extract_draft(
     tools: list[str] = []
     trouble: list[str] = []
     for event in events:
-        if event.kind == EventKind.MESSAGE and event.meta.get("human"):
+        if event.kind == EventKind.MESSAGE and event.from_person:
             if not is_save_request(event.text):
                 request = _first_sentence(event.text)
                 goal = goal or request

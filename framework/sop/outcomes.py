@@ -159,7 +159,7 @@ def evidence_failures(
         step, payload = event.meta.get("step"), payload_of(event)
         if isinstance(payload, StepPayload):
             started[payload.number if payload.number is not None else int(step or 0)] = payload
-        elif event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+        elif event.kind == EventKind.MESSAGE and not event.from_person:
             replied.add((event.author, step))
             unrecovered.pop((event.author, step), None)
             if not event.text.strip():
@@ -236,8 +236,8 @@ def run_outcome(
     and nobody corrected it. Off-SOP turns are employee turns not driven by an SOP step.
     """
     messages = [e for e in events if e.kind == EventKind.MESSAGE]
-    humans = [e for e in messages if e.meta.get("human")]
-    replies = [e for e in messages if not e.meta.get("human")]
+    humans = [e for e in messages if e.from_person]
+    replies = [e for e in messages if not e.from_person]
     corrections = run_corrections(events)
     score: float | None = None
     for message in humans:

@@ -53,7 +53,7 @@ class Outgoing:
 def outgoing(event: Event, room: Room) -> Outgoing | None:
     """``event`` of ``room`` as the platform message it is sent as, or None (not sent)."""
     if event.kind == EventKind.MESSAGE:
-        if event.meta.get("human") or event.author not in room.participants:
+        if event.from_person or event.author not in room.participants:
             return None
         return Outgoing(
             event.author, room.display_names.get(event.author, event.author), event.text

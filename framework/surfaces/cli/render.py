@@ -168,7 +168,7 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
         step_line = STEP(lang, n=_n(c.get("n")), do=do, speakers=_names(c.get("speakers")))
         console.print(f"[bold cyan]{step_line}[/]")
     elif kind == EventKind.MESSAGE:
-        if event.meta.get("human"):
+        if event.from_person:
             console.print(f"[bold green]{who}[/] [dim]{HUMAN(lang)}[/]: {_shown(event, lang)}")
         else:
             label = _WHY.get(str(event.meta.get("why")))

@@ -66,7 +66,7 @@ async def _post(
     failed = False
     async for event in room.post(text, author=author, message_id=message_id):
         render_event(console, event, names)
-        if event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+        if event.kind == EventKind.MESSAGE and not event.from_person:
             failed = False
         elif isinstance(said := payload_of(event), ErrorPayload) and said.error in TURN_FAILURES:
             failed = True
@@ -84,7 +84,7 @@ def _postings(room: Room, script: list[ScriptLine]) -> Iterator[Posting]:
     said = [
         (e.id, e.author, e.text)
         for e in room.history()
-        if e.kind == EventKind.MESSAGE and e.meta.get("human")
+        if e.kind == EventKind.MESSAGE and e.from_person
     ]
     key = str(room.key)
     return iter(
