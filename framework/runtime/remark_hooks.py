@@ -113,7 +113,7 @@ async def read_remark(call: HookCall) -> None:
     first = deps.plan.participants[0]
     model = deps.models.chat[first]
     if isinstance(model, SimulatedChatModel):
-        once = f"{events[0].meta.get('epoch')}-remark-offline"
+        once = f"{entry_meta(events[0]).epoch}-remark-offline"
         if not deps.log.has(once):  # once per run, not after every remark
             language = "en" if english else "zh"
             reason = NOT_READ_OFFLINE(language, hint=grammar_hint(english))
@@ -139,7 +139,7 @@ async def _ask_model(
         deps.models.chat[first],
         profile,
         deps.renderer,
-        ref=str(events[0].meta.get("sop") or ""),  # the version the run entered on
+        ref=entry_meta(events[0]).sop or "",  # the version the run entered on
         steps=steps,
         employees=deps.plan.participants,
         person=person,

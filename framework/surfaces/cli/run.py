@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from framework.phrases import Language, Phrase
 from framework.runtime.room import Room
-from framework.sessions.entry import is_entry
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import EventKind
 from framework.sessions.follow import follow_log
 from framework.sessions.keys import SessionKey
@@ -316,7 +316,7 @@ async def replay_session(settings: Settings, session: str, console: Console) -> 
             console.print(f"[red]no session {key} in {admin.folder.sessions_dir}[/]")
             return 2
         events = admin.sessions.log(key).read_all()
-        refs = [str(e.meta["sop"]) for e in events if is_entry(e) and e.meta.get("sop")]
+        refs = [sop for e in events if is_entry(e) and (sop := entry_meta(e).sop)]
         if refs:
             # Replay only reads (a read-only folder gets a read-only connection), and shows
             # the versions as stored: no card is imported.
