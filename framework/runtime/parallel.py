@@ -49,7 +49,8 @@ def fan_out(state: RoomState, step_index: int, update: RoomUpdate) -> Command[Ro
         )
         for lane, employee in enumerate(step["speakers"])
     ]
-    return Command(goto=sends, update={**update, "lanes": None})
+    cleared: RoomUpdate = {**update, "lanes": None}  # the join counts this step's lanes only
+    return Command(goto=sends, update=cleared)
 
 
 async def lane(payload: LanePayload, runtime: Runtime[RoomDeps]) -> RoomUpdate:

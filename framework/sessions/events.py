@@ -1,6 +1,9 @@
 """Session events: one JSON object per JSONL line.
 
 Every line starts with ``{"id": "...`` so the log can index ids without a full JSON parse.
+Code reads an event's ``content`` as its kind's typed payload with
+:func:`framework.sessions.payloads.payload_of`, and finds a run's entry event with
+:mod:`framework.sessions.entry`; ``content`` itself stays exactly what the log holds.
 """
 
 from __future__ import annotations
