@@ -29,6 +29,7 @@ from framework.runtime.state import (
     Pick,
     RoomState,
     RoomUpdate,
+    Routed,
     RouteTo,
     TurnTo,
     Why,
@@ -189,7 +190,7 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[RouteT
 
 
 async def _unmentioned(
-    state: RoomState, deps: RoomDeps, sink: EventSink, msg: dict[str, Any]
+    state: RoomState, deps: RoomDeps, sink: EventSink, msg: Routed
 ) -> list[Pick]:
     """Who answers a free-chat message that mentions nobody."""
     if len(deps.plan.employees) == 1:

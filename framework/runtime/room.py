@@ -34,7 +34,7 @@ from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, 
 from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.run_lock import RunLock
 from framework.runtime.session_end import end_session, is_idle
-from framework.runtime.state import CONSUMED_WINDOW
+from framework.runtime.state import CONSUMED_WINDOW, Routed
 from framework.sessions.events import (
     Event,
     EventKind,
@@ -231,7 +231,7 @@ class Room:
                 async for produced in self._drive(None):
                     yield produced
                 return
-            routed: dict[str, Any] = {"id": event.id, "author": who, "content": text}
+            routed: Routed = {"id": event.id, "author": who, "content": text}
             if extra.get("opening"):  # hooks know it is the room's input, not feedback
                 routed["opening"] = True
             async for produced in self._drive(routed):
@@ -363,7 +363,7 @@ class Room:
             )
         return snap
 
-    async def _drive(self, message: dict[str, Any] | None) -> AsyncIterator[Event]:
+    async def _drive(self, message: Routed | None) -> AsyncIterator[Event]:
         snap = await self._checked()
         if snap.values and snap.values.get("scenario") not in (None, self.scenario_id):
             raise InputError(

@@ -54,6 +54,17 @@ class Pick(TypedDict):
     """Why the pick was made another way (a round robin standing in for the selector)."""
 
 
+class Routed(TypedDict):
+    """A person's message as the room routes it (an ``inbox`` item, and what message hooks
+    get): the stored event's id, its author and text."""
+
+    id: str
+    author: str
+    content: str
+    opening: NotRequired[bool]
+    """Set on the room's first message given at its start: its input, not feedback."""
+
+
 def make_pick(
     employee: str, why: Why, step_index: int | None = None, note: str | None = None
 ) -> Pick:
@@ -98,7 +109,7 @@ class RoomState(TypedDict, total=False):
     """Speakers picked by mention or selector, waiting for their turn."""
     deferred: list[Pick]
     """Mentions made while the SOP was running; served when it completes."""
-    inbox: list[dict[str, Any]]
+    inbox: list[Routed]
     """Human messages not yet routed (set by the caller's input)."""
     consumed: list[str]
     """Ids of recent human messages already routed, so a redelivered message is ignored."""
@@ -137,7 +148,7 @@ class RoomUpdate(TypedDict, total=False):
     run_turns: int
     queue: list[Pick]
     deferred: list[Pick]
-    inbox: list[dict[str, Any]]
+    inbox: list[Routed]
     consumed: list[str]
     current: Pick | None
     last_speaker: str | None
