@@ -263,7 +263,8 @@ def _reported(events: list[Event], outcome: Outcome) -> bool:
     """Whether a late ``feedback`` event already reported ``outcome`` (a crash after the store
     was amended but before the revision leaves none, and the revision is then made again)."""
     return any(
-        isinstance(fed := payload_of(e), FeedbackPayload)
+        e.kind == EventKind.FEEDBACK
+        and isinstance(fed := payload_of(e), FeedbackPayload)
         and fed.late
         and fed.corrections == len(outcome.corrections)
         and fed.score == outcome.score

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from framework.language import is_english
 from framework.phrases import Phrase
-from framework.sessions.events import Event
+from framework.sessions.events import Event, EventKind
 from framework.sessions.payloads import RemarkPayload, payload_of
 
 _NO_REMARK = RemarkPayload(
@@ -110,6 +110,8 @@ def is_confirmation(text: str) -> bool:
 
 def is_remark(event: Event, *statuses: str) -> bool:
     """Whether ``event`` is a ``remark`` event with one of ``statuses``."""
+    if event.kind != EventKind.REMARK:
+        return False  # checked first: settlement() asks this of every event, for every remark
     said = payload_of(event)
     return isinstance(said, RemarkPayload) and said.status in statuses
 
