@@ -20,9 +20,8 @@ from framework.data_folder import CHECKPOINTS, HOLDS, SOPS, DataFolder
 from framework.errors import StorageError
 from framework.runtime.graph import build_graph
 from framework.runtime.recovery import integrity_problem
-from framework.sessions.entry import last_entry
+from framework.sessions.entry import last_entry, scenario_of
 from framework.sessions.events import Event
-from framework.sessions.payloads import EntryPayload, payload_of
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
 
@@ -199,9 +198,7 @@ async def _check_rooms(settings: Settings, out: Diagnosis) -> int:
 
 
 def _scenario_in_log(events: list[Event]) -> str | None:
-    found = last_entry(events)
-    entered = payload_of(found) if found is not None else None
-    return entered.scenario if isinstance(entered, EntryPayload) else None
+    return scenario_of(last_entry(events))
 
 
 def _check_memory(settings: Settings, folder: DataFolder, out: Diagnosis) -> int:

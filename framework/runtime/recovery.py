@@ -22,10 +22,10 @@ from typing import Any
 
 from framework.errors import StorageError
 from framework.runtime.state import entry_state
-from framework.sessions.entry import entry_meta, is_entry
+from framework.sessions.entry import entry_meta, is_entry, scenario_of
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
-from framework.sessions.payloads import EntryPayload, OutcomePayload, payload_of
+from framework.sessions.payloads import OutcomePayload, payload_of
 
 SNAPSHOT_KEYS = (
     "step",
@@ -128,8 +128,7 @@ def rebuild_state(
                 "event predates the step record a rebuild needs"
             )
         steps = list(steps_now)
-    entered = payload_of(entry)
-    scenario = entered.scenario if isinstance(entered, EntryPayload) else None
+    scenario = scenario_of(entry)
     values: dict[str, Any] = {
         **entry_state(epoch, scenario, sop, steps),
         "last_error": None,

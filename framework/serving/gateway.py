@@ -32,11 +32,10 @@ from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
 from framework.serving.ledger import IngestLedger
 from framework.serving.results import PostResult, SessionState
-from framework.sessions.entry import first_entry
+from framework.sessions.entry import first_entry, scenario_of
 from framework.sessions.events import Event, new_event_id, opening_message_id
 from framework.sessions.follow import follow_log
 from framework.sessions.keys import SessionKey
-from framework.sessions.payloads import EntryPayload, payload_of
 from framework.sop.remark_answers import REPLY_TO
 from framework.staffroom import Staffroom
 
@@ -145,10 +144,9 @@ class Gateway:
         return who
 
     def _stored_scenario(self, key: str) -> str | None:
-        log = self.staff.sessions.log(SessionKey.parse(key))
-        found = first_entry(log.iter_events())
-        entered = payload_of(found) if found is not None else None
-        return entered.scenario if isinstance(entered, EntryPayload) else None
+        return scenario_of(
+            first_entry(self.staff.sessions.log(SessionKey.parse(key)).iter_events())
+        )
 
     async def open_dm(self, employee: str, user: str) -> Room:
         """The DM of ``user`` with ``employee``."""

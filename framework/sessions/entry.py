@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import EntryPayload, payload_of
 
 
 def is_entry(event: Event) -> bool:
@@ -41,6 +42,12 @@ def entry_meta(event: Event) -> EntryMeta:
         sop if isinstance(sop, str) else None,
         list(steps) if isinstance(steps, list) else None,
     )
+
+
+def scenario_of(entry: Event | None) -> str | None:
+    """The scenario id an entry event names (None without an entry, or when it names none)."""
+    entered = payload_of(entry) if entry is not None else None
+    return entered.scenario if isinstance(entered, EntryPayload) else None
 
 
 def first_entry(events: Iterable[Event]) -> Event | None:

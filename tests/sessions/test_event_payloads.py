@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from framework.sessions.entry import entry_meta, first_entry, is_entry, last_entry
+from framework.sessions.entry import entry_meta, first_entry, is_entry, last_entry, scenario_of
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.payloads import (
@@ -147,3 +147,4 @@ def test_entry_accessor_finds_the_room_entry_not_other_plan_events() -> None:
     run = entry_meta(later)
     assert (run.epoch, run.sop, run.steps) == ("ab12", "s@1", [{"n": 1}])
     assert entry_meta(first).steps is None  # entries from before steps were recorded
+    assert (scenario_of(later), scenario_of(first), scenario_of(None)) == ("tech", None, None)
