@@ -20,7 +20,8 @@ from framework.data_folder import CHECKPOINTS, HOLDS, SOPS, DataFolder
 from framework.errors import StorageError
 from framework.runtime.graph import build_graph
 from framework.runtime.recovery import integrity_problem
-from framework.sessions.events import EventKind
+from framework.sessions.entry import last_entry, scenario_of
+from framework.sessions.events import Event
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
 
@@ -196,12 +197,8 @@ async def _check_rooms(settings: Settings, out: Diagnosis) -> int:
         store.close()
 
 
-def _scenario_in_log(events: list[Any]) -> str | None:
-    for event in reversed(events):
-        if event.kind == EventKind.PLAN and event.meta.get("entry"):
-            content = event.content if isinstance(event.content, dict) else {}
-            return content.get("scenario")
-    return None
+def _scenario_in_log(events: list[Event]) -> str | None:
+    return scenario_of(last_entry(events))
 
 
 def _check_memory(settings: Settings, folder: DataFolder, out: Diagnosis) -> int:

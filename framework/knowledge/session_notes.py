@@ -14,6 +14,13 @@ import re
 from framework.knowledge.journal import JournalEntry
 from framework.language import snippet
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import (
+    ErrorPayload,
+    FallbackPayload,
+    FeedbackPayload,
+    ToolCallPayload,
+    payload_of,
+)
 
 NOTE_CHARS = 240
 """A note keeps this much of a message (the session's log keeps all of it)."""
@@ -31,7 +38,7 @@ def journal_entries(events: list[Event], employee: str) -> list[JournalEntry]:
     entries: list[JournalEntry] = []
     asked: list[str] = []
     for event in events:
-        content = event.content if isinstance(event.content, dict) else {}
+        said = payload_of(event)
         if event.kind == EventKind.MESSAGE:
             if event.author == employee:
                 step = event.meta.get("step")
@@ -39,15 +46,15 @@ def journal_entries(events: list[Event], employee: str) -> list[JournalEntry]:
                 entries.append(JournalEntry("note", where + snippet(event.text, NOTE_CHARS)))
             asked += [q.strip() for q in _QUESTION.findall(event.text)]
         elif event.author != employee:
-            if event.kind == EventKind.FEEDBACK:
-                verdict = "success" if content.get("success") else "not a success"
-                said = f"run on {content.get('sop')}: {verdict}"
-                entries.append(JournalEntry("observation", f"{said}, score {content.get('score')}"))
-        elif event.kind == EventKind.TOOL_CALL and content.get("name") == "write_file":
-            path = (content.get("args") or {}).get("path")
+            if isinstance(said, FeedbackPayload):
+                verdict = "success" if said.success else "not a success"
+                run = f"run on {said.sop}: {verdict}"
+                entries.append(JournalEntry("observation", f"{run}, score {said.score}"))
+        elif isinstance(said, ToolCallPayload) and said.name == "write_file":
+            path = said.args.get("path")
             entries.append(JournalEntry("observation", f"wrote {path} to the workspace"))
-        elif event.kind in (EventKind.FALLBACK, EventKind.ERROR):
-            what = content.get("used") or content.get("detail") or content.get("error")
+        elif isinstance(said, FallbackPayload | ErrorPayload):
+            what = said.used if isinstance(said, FallbackPayload) else said.detail or said.error
             entries.append(JournalEntry("observation", f"{event.kind}: {snippet(str(what), 160)}"))
     if not any(e.kind == "note" for e in entries):
         return []

@@ -40,6 +40,7 @@ from framework.memory.write_gate import judge
 from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind, make_event
 from framework.sessions.jsonl_log import JsonlLog
+from framework.sessions.payloads import ConsolidationPayload, payload_of
 from framework.statements import stated_facts
 
 BATCH = 10
@@ -142,7 +143,8 @@ def find_pointer(log: JsonlLog) -> tuple[Event | None, list[Event]]:
     pointer = since_pointer[0] if since_pointer else None
     if pointer is None or pointer.kind != EventKind.CONSOLIDATION:
         return None, messages(since_pointer)
-    through = pointer.content.get("through") if isinstance(pointer.content, dict) else None
+    said = payload_of(pointer)
+    through = said.through if isinstance(said, ConsolidationPayload) else None
     since_through = log.tail_until(lambda e: e.id == through)
     if since_through and since_through[0].id == through:
         return pointer, messages(since_through[1:])
@@ -197,7 +199,7 @@ class Consolidator:
         A model's fact is judged against what its person said in the batch: a profile
         nobody stated is refused there, whatever it is labelled.
         """
-        humans = {e.author for e in batch if e.meta.get("human")} | {user}
+        humans = {e.author for e in batch if e.from_person} | {user}
         language = language_of_people(batch, humans)
         said = "\n".join(e.text for e in batch if e.author == user)
         try:
@@ -218,7 +220,7 @@ class Consolidator:
 
     async def _batch(self, batch: list[Event], report: ConsolidationReport) -> None:
         day = date.fromisoformat(batch[0].ts[:10])
-        humans = {e.author for e in batch if e.meta.get("human")}
+        humans = {e.author for e in batch if e.from_person}
         # What the summarising employee (the first) keeps about them: a fact may replace one.
         known = await asyncio.to_thread(known_entries, self.memory_for, self.employees[0], humans)
         summary = await self.summarise(batch, day, known)

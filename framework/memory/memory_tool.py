@@ -110,7 +110,7 @@ def people_said(log: JsonlLog) -> Callable[[], str]:
 
     def said() -> str:
         return "\n".join(
-            e.text for e in log.iter_events() if e.kind == EventKind.MESSAGE and e.meta.get("human")
+            e.text for e in log.iter_events() if e.kind == EventKind.MESSAGE and e.from_person
         )
 
     return said

@@ -9,10 +9,10 @@ events with deterministic ids, so a node that re-runs after a crash adds nothing
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, Literal, get_args
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
@@ -28,16 +28,24 @@ from framework.runtime.state import (
     CONSUMED_WINDOW,
     Pick,
     RoomState,
+    RoomUpdate,
+    Routed,
+    RouteTo,
+    TurnTo,
     Why,
     entry_state,
     make_pick,
 )
 from framework.runtime.turn import run_turn
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import EventKind, new_event_id
 from framework.sop.trials import runs_trial
 from framework.specs.project import source_in_project
 
 RoomGraph = CompiledStateGraph[RoomState, RoomDeps, RoomState, RoomState]
+
+_END: Final = "__end__"
+"""LangGraph's ``END``, spelt as a literal so the gotos below are checked types."""
 
 
 def _sink(runtime: Runtime[RoomDeps]) -> EventSink:
@@ -50,12 +58,12 @@ def _epoch(deps: RoomDeps) -> str:
     # by an enter node that crashed before its checkpoint. Otherwise start a fresh epoch, so
     # a room whose checkpoint was lost never collides with its old event ids.
     last = deps.log.tail(1)
-    if last and last[0].kind == EventKind.PLAN and last[0].meta.get("entry"):
-        return str(last[0].meta["epoch"])
+    if last and is_entry(last[0]):
+        return str(entry_meta(last[0]).epoch)
     return new_event_id()[-10:].lower()
 
 
-async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
+async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> RoomUpdate:
     """Room entry: record the announcement (SOP slot filled) and snapshot the SOP steps."""
     if state.get("entered"):
         return {}
@@ -89,7 +97,7 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
 
 async def _finish(
     state: Mapping[str, Any], deps: RoomDeps, sink: EventSink, reason: str, id_suffix: str
-) -> Command[Any]:
+) -> Command[RouteTo]:
     # The end of a run: hooks first (the SOP feedback: the group's outcome feeds the next
     # version), then the outcome event that closes it.
     end = RunEnded(id=str(state["epoch"]), reason=reason, state=state)
@@ -108,11 +116,17 @@ async def _finish(
         id=f"{state['epoch']}-{id_suffix}",
         meta={"sop": state.get("sop")},
     )
-    update = {"phase": "open", "queue": [], "deferred": [], "inbox": [], "stop_reason": reason}
-    return Command(goto=END, update=update)
+    update: RoomUpdate = {
+        "phase": "open",
+        "queue": [],
+        "deferred": [],
+        "inbox": [],
+        "stop_reason": reason,
+    }
+    return Command(goto=_END, update=update)
 
 
-async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[RouteTo]:
     """Pick the next speaker, wait, or end (or pause for a newer message: double texting)."""
     control = runtime.context.control
     if control.interrupt and not state.get("inbox"):
@@ -123,12 +137,12 @@ async def route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     return await _route(state, runtime)
 
 
-async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[RouteTo]:
     deps, sink = runtime.context, _sink(runtime)
     settings = deps.plan.settings
     phase, queue, deferred = state["phase"], list(state["queue"]), list(state["deferred"])
     consumed, run_turns = list(state["consumed"]), state["run_turns"]
-    update: dict[str, Any] = {"inbox": []}
+    update: RoomUpdate = {"inbox": []}
     for msg in state.get("inbox") or []:
         if msg["id"] in consumed:
             continue  # a redelivered message was already routed
@@ -147,7 +161,7 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
             deferred += [p for p in picks if p not in deferred]
         else:
             queue += picks or await _unmentioned(state, deps, sink, msg)
-    update.update(consumed=consumed, run_turns=run_turns, queue=queue, deferred=deferred)
+    update |= {"consumed": consumed, "run_turns": run_turns, "queue": queue, "deferred": deferred}
     merged = {**state, **update}
     if run_turns >= settings.max_turns:
         return await _finish(merged, deps, sink, "max_turns", f"t{state['turns']:04d}-max")
@@ -168,15 +182,15 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         update["phase"] = phase = "wrapup"
         queue, update["deferred"] = deferred, []
     if queue:
-        update.update(current=queue[0], queue=queue[1:])
+        update |= {"current": queue[0], "queue": queue[1:]}
         return Command(goto="turn", update=update)
     if phase == "wrapup":
         return await _finish(merged, deps, sink, "sop_complete", "sop-complete")
-    return Command(goto=END, update=update)
+    return Command(goto=_END, update=update)
 
 
 async def _unmentioned(
-    state: RoomState, deps: RoomDeps, sink: EventSink, msg: dict[str, Any]
+    state: RoomState, deps: RoomDeps, sink: EventSink, msg: Routed
 ) -> list[Pick]:
     """Who answers a free-chat message that mentions nobody."""
     if len(deps.plan.employees) == 1:
@@ -194,16 +208,16 @@ async def _unmentioned(
     return [make_pick(chosen, Why.SELECTOR, note=note)]
 
 
-def _interrupted(phase: str, queue: list[Pick], update: dict[str, Any]) -> Command[Any]:
+def _interrupted(phase: str, queue: list[Pick], update: RoomUpdate) -> Command[RouteTo]:
     """Pause between turns for a newer message (double texting: interrupt). Picks that
     answered the older message go; SOP steps (and deferred mentions) stay where they are."""
     keep = phase != "open"
     dropped = [] if keep else [p["employee"] for p in queue]
-    update.update(queue=queue if keep else [], interrupted=True, dropped=dropped)
+    update |= {"queue": queue if keep else [], "interrupted": True, "dropped": dropped}
     return Command(goto="human", update=update)
 
 
-async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[TurnTo]:
     """One employee turn, then back to routing (or to a human when the step waits)."""
     pick: Pick | None = state["current"]
     assert pick is not None, "route sets the pick before every turn"
@@ -217,7 +231,7 @@ async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
         step=step,
         prefix=f"{state['epoch']}-t{turns:04d}",
     )
-    update: dict[str, Any] = {
+    update: RoomUpdate = {
         "turns": turns + 1,
         "run_turns": state["run_turns"] + 1,
         "last_speaker": pick["employee"],
@@ -235,7 +249,7 @@ async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     return Command(goto="route", update=update)
 
 
-async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Literal["route"]]:
     """Pause until a person posts; the posted message becomes the next input."""
     deps = runtime.context
     error = state.get("last_error")
@@ -262,8 +276,9 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
     message = interrupt(payload)
     if isinstance(message, dict) and message.get("retry"):
         # Room.retry(): try the failed step again without anyone's message.
-        return Command(goto="route", update={"inbox": [], "last_error": None, "interrupted": False})
-    update = {"inbox": [message], "last_error": None, "interrupted": False}
+        retry: RoomUpdate = {"inbox": [], "last_error": None, "interrupted": False}
+        return Command(goto="route", update=retry)
+    update: RoomUpdate = {"inbox": [message], "last_error": None, "interrupted": False}
     return Command(goto="route", update=update)
 
 
@@ -271,12 +286,12 @@ def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> RoomGraph:
     """Compile the room graph (the same for every room; rooms differ by their context)."""
     builder = StateGraph(RoomState, context_schema=RoomDeps)
     builder.add_node("enter", enter)
-    builder.add_node("route", route, destinations=("turn", "lane", END))
+    builder.add_node("route", route, destinations=get_args(RouteTo))
     # Its input is the Send payload, not the room state; langgraph's overloads miss that case.
     builder.add_node("lane", lane, input_schema=LanePayload)  # type: ignore[call-overload]
-    builder.add_node("join", join, destinations=("route", "human"))
+    builder.add_node("join", join, destinations=get_args(TurnTo))
     builder.add_edge("lane", "join")
-    builder.add_node("turn", turn, destinations=("route", "human"))
+    builder.add_node("turn", turn, destinations=get_args(TurnTo))
     builder.add_node("human", human, destinations=("route",))
     builder.add_edge(START, "enter")
     builder.add_edge("enter", "route")

@@ -8,13 +8,22 @@ Each lane's events get their own id prefix, so a re-run after a crash adds nothi
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from framework.runtime.deps import RoomDeps
-from framework.runtime.state import Pick, RoomState, StepState, Why, make_pick
+from framework.runtime.state import (
+    Pick,
+    RoomState,
+    RoomUpdate,
+    RouteTo,
+    StepState,
+    TurnTo,
+    Why,
+    make_pick,
+)
 from framework.runtime.turn import run_turn
 
 
@@ -26,7 +35,7 @@ class LanePayload(TypedDict):
     prefix: str
 
 
-def fan_out(state: RoomState, step_index: int, update: dict[str, Any]) -> Command[Any]:
+def fan_out(state: RoomState, step_index: int, update: RoomUpdate) -> Command[RouteTo]:
     """Send every speaker of a parallel step to its own lane."""
     step = state["steps"][step_index]
     sends = [
@@ -40,10 +49,11 @@ def fan_out(state: RoomState, step_index: int, update: dict[str, Any]) -> Comman
         )
         for lane, employee in enumerate(step["speakers"])
     ]
-    return Command(goto=sends, update={**update, "lanes": None})
+    cleared: RoomUpdate = {**update, "lanes": None}  # the join counts this step's lanes only
+    return Command(goto=sends, update=cleared)
 
 
-async def lane(payload: LanePayload, runtime: Runtime[RoomDeps]) -> dict[str, Any]:
+async def lane(payload: LanePayload, runtime: Runtime[RoomDeps]) -> RoomUpdate:
     """One speaker's turn of a parallel step."""
     prefix = payload["prefix"]
     result = await run_turn(
@@ -58,13 +68,13 @@ async def lane(payload: LanePayload, runtime: Runtime[RoomDeps]) -> dict[str, An
     return {"lanes": [lane_result]}
 
 
-async def join(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Any]:
+async def join(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[TurnTo]:
     """All lanes are done: count their turns, advance the step, wait if the step says so."""
     lanes = state.get("lanes") or []
     step_index = state["step"]
     step = state["steps"][step_index]
     ok = all(entry["ok"] for entry in lanes)
-    update: dict[str, Any] = {
+    update: RoomUpdate = {
         "turns": state["turns"] + len(lanes),
         "run_turns": state["run_turns"] + len(lanes),
         "last_speaker": lanes[-1]["employee"] if lanes else state.get("last_speaker"),

@@ -22,8 +22,10 @@ from typing import Any
 
 from framework.errors import StorageError
 from framework.runtime.state import entry_state
+from framework.sessions.entry import entry_meta, is_entry, scenario_of
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
+from framework.sessions.payloads import OutcomePayload, payload_of
 
 SNAPSHOT_KEYS = (
     "step",
@@ -73,20 +75,16 @@ def integrity_problem(values: dict[str, Any], log: JsonlLog) -> str | None:
 def _lost_checkpoint(log: JsonlLog) -> str | None:
     if not log.path.exists() or log.path.stat().st_size == 0:
         return None
-    events = log.tail_until(_is_entry)
-    if not events or not _is_entry(events[0]):
+    events = log.tail_until(is_entry)
+    if not events or not is_entry(events[0]):
         return None  # never entered: only human messages wait for the first run
-    if all(_is_entry(e) or e.meta.get("human") for e in events):
+    if all(is_entry(e) or e.from_person for e in events):
         return None  # entered, crashed before the checkpoint: the entry re-runs harmlessly
     return (
         f"its checkpoint is missing but its log {log.path} shows it ran (entered with epoch "
-        f"{events[0].meta.get('epoch')}, {len(events)} events since); run as it is, it "
+        f"{entry_meta(events[0]).epoch}, {len(events)} events since); run as it is, it "
         "would start over and repeat its SOP"
     )
-
-
-def _is_entry(event: Event) -> bool:
-    return event.kind == EventKind.PLAN and bool(event.meta.get("entry"))
 
 
 class RebuildError(StorageError):
@@ -117,13 +115,12 @@ def rebuild_state(
     ``steps_now``/``sop_now`` are the current plan's, used only for logs written before the
     entry event recorded its steps, and only if the SOP version is the same.
     """
-    start = max((i for i, e in enumerate(events) if _is_entry(e)), default=None)
+    start = max((i for i, e in enumerate(events) if is_entry(e)), default=None)
     if start is None:
         return None
     entry, after = events[start], events[start + 1 :]
-    epoch = str(entry.meta.get("epoch") or "")
-    sop = entry.meta.get("sop")
-    steps = entry.meta.get("steps")
+    run = entry_meta(entry)
+    epoch, sop, steps = run.epoch or "", run.sop, run.steps
     if steps is None:
         if sop != sop_now:
             raise RebuildError(
@@ -131,7 +128,7 @@ def rebuild_state(
                 "event predates the step record a rebuild needs"
             )
         steps = list(steps_now)
-    scenario = entry.content.get("scenario") if isinstance(entry.content, dict) else None
+    scenario = scenario_of(entry)
     values: dict[str, Any] = {
         **entry_state(epoch, scenario, sop, steps),
         "last_error": None,
@@ -145,7 +142,7 @@ def rebuild_state(
     )
     if pause is None and not steps:
         # A DM or a room without an SOP: free chat from its entry on, nothing to re-drive.
-        return Rebuilt(_free_chat(values, after, {}), "end", entry.id)
+        return Rebuilt(_free_chat(values, after, None), "end", entry.id)
     if pause is None:
         # Never paused: from the entry, the run re-drives; its turns re-append their ids.
         return Rebuilt(values, "route", entry.id)
@@ -157,31 +154,32 @@ def rebuild_state(
                 f"its last pause ({mark.id}) predates the state record a rebuild needs"
             )
         values.update({k: state.get(k) for k in SNAPSHOT_KEYS})
-        unrouted = [e.id for e in after[pause + 1 :] if e.meta.get("human")]
+        unrouted = [e.id for e in after[pause + 1 :] if e.from_person]
         return Rebuilt(values, "human", mark.id, unrouted)
     # After its outcome the room chats freely: its counters come from the log itself.
-    content = mark.content if isinstance(mark.content, dict) else {}
-    return Rebuilt(_free_chat(values, after, content), "end", mark.id)
+    ended = payload_of(mark)
+    outcome = ended if isinstance(ended, OutcomePayload) else None
+    return Rebuilt(_free_chat(values, after, outcome), "end", mark.id)
 
 
 def _free_chat(
-    values: dict[str, Any], after: list[Event], outcome: dict[str, Any]
+    values: dict[str, Any], after: list[Event], outcome: OutcomePayload | None
 ) -> dict[str, Any]:
     # Turn ids must go on from the log's highest, or new replies would reuse (and lose to)
     # the ids of old ones.
-    humans = [e.id for e in after if e.meta.get("human")]
+    humans = [e.id for e in after if e.from_person]
     turn_ids = [int(m.group(1)) for e in after if (m := _TURN_ID.search(e.id))]
-    last_human = max((i for i, e in enumerate(after) if e.meta.get("human")), default=-1)
-    speakers = [e.author for e in after if e.kind == EventKind.MESSAGE and not e.meta.get("human")]
+    last_human = max((i for i, e in enumerate(after) if e.from_person), default=-1)
+    speakers = [e.author for e in after if e.kind == EventKind.MESSAGE and not e.from_person]
     return {
         **values,
-        "step": int(outcome.get("steps_done") or 0),
+        "step": (outcome and outcome.steps_done) or 0,
         "phase": "open",
-        "turns": max([int(outcome.get("turns") or 0), *(t + 1 for t in turn_ids)]),
+        "turns": max([(outcome and outcome.turns) or 0, *(t + 1 for t in turn_ids)]),
         "run_turns": len(
             {m.group(1) for e in after[last_human + 1 :] if (m := _TURN_ID.search(e.id))}
         ),
         "consumed": humans[-50:],
         "last_speaker": speakers[-1] if speakers else None,
-        "stop_reason": outcome.get("reason"),
+        "stop_reason": outcome.reason if outcome else None,
     }

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import ToolCallPayload, ToolResultPayload, payload_of
 from framework.sessions.workspace import Workspace
 from framework.tools.output import model_view
 
@@ -31,12 +32,14 @@ def replay_turns(events: list[Event], workspace: Workspace) -> list[ReplayedTurn
     pending: list[tuple[str, Any]] = []
     last_call_id = ""
     for event in events:
-        if event.kind == EventKind.TOOL_CALL:
+        said = payload_of(event)
+        if isinstance(said, ToolCallPayload):
             last_call_id = event.id
-            pending.append(("call", {"name": event.content["name"], "args": event.content["args"]}))
-        elif event.kind == EventKind.TOOL_RESULT and "budget" in event.content:
-            pending.append(("result", model_view(event.content, last_call_id, workspace)))
-        elif event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+            pending.append(("call", {"name": said.name, "args": said.args}))
+        elif isinstance(said, ToolResultPayload) and said.has_budget:
+            # Results logged before the output budget was logged cannot be replayed exactly.
+            pending.append(("result", model_view(said.raw, last_call_id, workspace)))
+        elif event.kind == EventKind.MESSAGE and not event.from_person:
             turns.append(ReplayedTurn(event.author, _interleave(event, pending)))
             pending = []
     return turns

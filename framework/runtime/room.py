@@ -34,7 +34,7 @@ from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, 
 from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.run_lock import RunLock
 from framework.runtime.session_end import end_session, is_idle
-from framework.runtime.state import CONSUMED_WINDOW
+from framework.runtime.state import CONSUMED_WINDOW, Routed
 from framework.sessions.events import (
     Event,
     EventKind,
@@ -231,7 +231,7 @@ class Room:
                 async for produced in self._drive(None, checked=True):
                     yield produced
                 return
-            routed: dict[str, Any] = {"id": event.id, "author": who, "content": text}
+            routed: Routed = {"id": event.id, "author": who, "content": text}
             if extra.get("opening"):  # hooks know it is the room's input, not feedback
                 routed["opening"] = True
             async for produced in self._drive(routed, checked=True):
@@ -308,7 +308,7 @@ class Room:
         # crash and is reported by a rebuild); a more recent one not in the window never was.
         # (Later events alone prove nothing: background hooks append after a message too.)
         after = self._deps.log.tail_until(lambda e: e.id == message_id)[1:]
-        return sum(1 for e in after if e.meta.get("human")) >= CONSUMED_WINDOW
+        return sum(1 for e in after if e.from_person) >= CONSUMED_WINDOW
 
     async def rebuild(self) -> RebuildReport:
         """Put the room's checkpoint back in line with its log (after either was lost).
@@ -364,7 +364,7 @@ class Room:
         return snap
 
     async def _drive(
-        self, message: dict[str, Any] | None, *, checked: bool = False
+        self, message: Routed | None, *, checked: bool = False
     ) -> AsyncIterator[Event]:  # checked: post() checked integrity before storing (once)
         snap = await (self._graph.aget_state(self._config) if checked else self._checked())
         if snap.values and snap.values.get("scenario") not in (None, self.scenario_id):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 CONSUMED_WINDOW = 50
 """How many recently routed human message ids the checkpoint keeps (``consumed``)."""
@@ -54,6 +54,17 @@ class Pick(TypedDict):
     """Why the pick was made another way (a round robin standing in for the selector)."""
 
 
+class Routed(TypedDict):
+    """A person's message as the room routes it (an ``inbox`` item, and what message hooks
+    get): the stored event's id, its author and text."""
+
+    id: str
+    author: str
+    content: str
+    opening: NotRequired[bool]
+    """Set on the room's first message given at its start: its input, not feedback."""
+
+
 def make_pick(
     employee: str, why: Why, step_index: int | None = None, note: str | None = None
 ) -> Pick:
@@ -80,7 +91,8 @@ class RoomState(TypedDict, total=False):
     """Random id fixed at room entry; prefixes deterministic event ids so a re-run node
     re-appends the same ids (skipped) and a room rebuilt from scratch never collides."""
     entered: bool
-    scenario: str
+    scenario: str | None
+    """The scenario's id (None for a room rebuilt from a log whose entry did not say)."""
     sop: str | None
     """``id@version`` the room runs on."""
     steps: list[StepState]
@@ -97,7 +109,7 @@ class RoomState(TypedDict, total=False):
     """Speakers picked by mention or selector, waiting for their turn."""
     deferred: list[Pick]
     """Mentions made while the SOP was running; served when it completes."""
-    inbox: list[dict[str, Any]]
+    inbox: list[Routed]
     """Human messages not yet routed (set by the caller's input)."""
     consumed: list[str]
     """Ids of recent human messages already routed, so a redelivered message is ignored."""
@@ -114,9 +126,40 @@ class RoomState(TypedDict, total=False):
     """Who would have spoken next in the stopped run (free chat only; SOP steps stay)."""
 
 
-def entry_state(
-    epoch: str, scenario: str | None, sop: str | None, steps: list[Any]
-) -> dict[str, Any]:
+RouteTo = Literal["turn", "lane", "human", "__end__"]
+"""Where the ``route`` node sends the room next (declared to the graph from this list)."""
+TurnTo = Literal["route", "human"]
+"""Where a ``turn`` (or the ``join`` of a parallel step's lanes) goes next."""
+
+
+class RoomUpdate(TypedDict, total=False):
+    """What a graph node writes: some of :class:`RoomState`'s keys, each with its type, so
+    mypy checks every write (``tests/runtime`` holds the two key sets equal). Differs from
+    the state only where a write means more than a value: ``lanes=None`` clears the lanes."""
+
+    epoch: str
+    entered: bool
+    scenario: str | None
+    sop: str | None
+    steps: list[StepState]
+    step: int
+    phase: str
+    turns: int
+    run_turns: int
+    queue: list[Pick]
+    deferred: list[Pick]
+    inbox: list[Routed]
+    consumed: list[str]
+    current: Pick | None
+    last_speaker: str | None
+    last_error: str | bool | None
+    lanes: list[dict[str, Any]] | None
+    stop_reason: str | None
+    interrupted: bool
+    dropped: list[str]
+
+
+def entry_state(epoch: str, scenario: str | None, sop: str | None, steps: list[Any]) -> RoomUpdate:
     """The control state a room has right after entry (``enter``, and a rebuild from a log)."""
     return {
         "epoch": epoch,

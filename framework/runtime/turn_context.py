@@ -94,7 +94,7 @@ def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
         for e in reversed(events)
         # A name written before names were checked (a log from older code) is skipped, never
         # turned into a path.
-        if e.kind == EventKind.MESSAGE and e.meta.get("human") and is_name(e.author)
+        if e.kind == EventKind.MESSAGE and e.from_person and is_name(e.author)
     ]
     users = list(dict.fromkeys(speakers))[:MAX_SERVED] or humans[:1]
     # A room shows a person's memory whole only when that person is the only one there;
@@ -106,7 +106,7 @@ def remember(deps: RoomDeps, employee: str, events: list[Event]) -> Remembered:
         memories[user] = _visible(deps, employee, user, alone=alone, problems=problems)
     history = deps.memory.history(deps.key).recent(deps.settings.history_budget)
     latest = next((e for e in reversed(events) if e.kind == EventKind.MESSAGE), None)
-    said = latest.text if latest is not None and latest.meta.get("human") else ""
+    said = latest.text if latest is not None and latest.from_person else ""
     if any(problem.user == users[0] for problem in problems):
         said = ""  # the statement rule would write into a MEMORY.md that refuses writes
     return Remembered(users, memories, history, said, problems)
@@ -284,7 +284,7 @@ def build_messages(
     }
     remembered = remember(deps, employee, events)
     human = next(
-        (e for e in reversed(events) if e.kind == EventKind.MESSAGE and e.meta.get("human")), None
+        (e for e in reversed(events) if e.kind == EventKind.MESSAGE and e.from_person), None
     )
     report_memory_problems(sink, remembered.problems, answering=human.id if human else "")
     last_human = human.text if human else ""

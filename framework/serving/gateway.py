@@ -33,6 +33,7 @@ from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
 from framework.serving.ledger import IngestLedger
 from framework.serving.results import PostResult, SessionState
+from framework.sessions.entry import first_entry, scenario_of
 from framework.sessions.events import Event, new_event_id, opening_message_id
 from framework.sessions.follow import follow_log
 from framework.sessions.keys import SessionKey
@@ -144,10 +145,9 @@ class Gateway:
         return who
 
     def _stored_scenario(self, key: str) -> str | None:
-        log = self.staff.sessions.log(SessionKey.parse(key))
-        entry = next((e for e in log.iter_events() if e.meta.get("entry")), None)
-        content = entry.content if entry is not None else None
-        return str(content["scenario"]) if isinstance(content, dict) else None
+        return scenario_of(
+            first_entry(self.staff.sessions.log(SessionKey.parse(key)).iter_events())
+        )
 
     async def open_dm(self, employee: str, user: str) -> Room:
         """The DM of ``user`` with ``employee``."""

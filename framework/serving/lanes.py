@@ -16,7 +16,8 @@ from typing import Any
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.results import PostResult
-from framework.sessions.events import Event, EventKind, posted_as
+from framework.sessions.events import Event, posted_as
+from framework.sessions.payloads import WaitPayload, payload_of
 from framework.sop.remark_answers import REPLY_TO
 
 Emit = Callable[[str, Event], None]
@@ -144,12 +145,8 @@ class Lane:
             # Stored and (partly) answered before a restart: the result is all of it.
             events = _since(room.history(), item) or events
         last = events[-1] if events else None
-        stopped = (
-            last is not None
-            and last.kind == EventKind.WAIT
-            and isinstance(last.content, dict)
-            and last.content.get("reason") == "interrupted"
-        )
+        paused = payload_of(last) if last is not None else None
+        stopped = isinstance(paused, WaitPayload) and paused.reason == "interrupted"
         return PostResult(
             session=room.key,
             message_id=item.message_id,
@@ -165,6 +162,6 @@ def _since(history: list[Event], item: Item) -> list[Event]:
     for index, event in enumerate(history):
         if posted_as(event, item.message_id, item.author):
             rest = history[index + 1 :]
-            end = next((i for i, e in enumerate(rest) if e.meta.get("human")), len(rest))
+            end = next((i for i, e in enumerate(rest) if e.from_person), len(rest))
             return [event, *rest[:end]]
     return []

@@ -85,7 +85,7 @@ def verify(secret: str, body: bytes, signature: str) -> bool:
 
 def is_employee_message(event: Event) -> bool:
     """An employee's chat message (not a person's, not a tool call or a plan)."""
-    return event.kind == EventKind.MESSAGE and not event.meta.get("human")
+    return event.kind == EventKind.MESSAGE and not event.from_person
 
 
 class WebhookDispatcher:

@@ -1,6 +1,9 @@
 """Session events: one JSON object per JSONL line.
 
 Every line starts with ``{"id": "...`` so the log can index ids without a full JSON parse.
+Code reads an event's ``content`` as its kind's typed payload with
+:func:`framework.sessions.payloads.payload_of`, and finds a run's entry event with
+:mod:`framework.sessions.entry`; ``content`` itself stays exactly what the log holds.
 """
 
 from __future__ import annotations
@@ -122,6 +125,11 @@ class Event:
         )
 
     @property
+    def from_person(self) -> bool:
+        """Whether a person (not an employee or the system) posted it (``meta.human``)."""
+        return bool(self.meta.get("human"))
+
+    @property
     def text(self) -> str:
         """The content as display text."""
         if isinstance(self.content, str):
@@ -177,7 +185,7 @@ def posted_as(event: Event, client_id: str, author: str) -> bool:
     their own namespace. The second form counts for the same author only: anyone can read
     another person's event id and send it as theirs.
     """
-    if event.kind != EventKind.MESSAGE or not event.meta.get("human"):
+    if event.kind != EventKind.MESSAGE or not event.from_person:
         return False
     if event.id == client_event_id(client_id):
         return True
@@ -212,7 +220,7 @@ def check_own_id(found: Event | None, session: str) -> None:
     """Refuse a caller's own message id when ``found``, the event already stored under it,
     is not a person's message (an id that is the room's entry or a reply names no message
     that could be delivered again)."""
-    if found is not None and not (found.kind == EventKind.MESSAGE and found.meta.get("human")):
+    if found is not None and not (found.kind == EventKind.MESSAGE and found.from_person):
         raise InputError(
             f"message id '{found.id[:80]}' is the id of another event of {session}",
             field="message_id",

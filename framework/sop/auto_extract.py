@@ -44,6 +44,7 @@ from typing import Any
 from framework.extensions.context import HookContext
 from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel
+from framework.sessions.payloads import ToolCallPayload, payload_of
 from framework.sop.extraction import extract_draft
 from framework.sop.model import SopVersion, Status
 from framework.sop.service import SopService
@@ -146,10 +147,10 @@ def assess(span: Sequence[Event], employees: Collection[str]) -> Assessment:
     tools: list[str] = []
     for event in span:
         if event.kind == EventKind.MESSAGE and event.author in employees:
-            if not event.meta.get("human") and event.text.strip():
+            if not event.from_person and event.text.strip():
                 turns += 1
-        elif event.kind == EventKind.TOOL_CALL and isinstance(event.content, dict):
-            name = str(event.content.get("name"))
+        elif isinstance(call := payload_of(event), ToolCallPayload):
+            name = str(call.name)
             if name not in IGNORED_TOOLS:
                 calls += 1
                 if name not in tools:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from framework.language import snippet
 from framework.sessions.events import Event, EventKind, utc_now
+from framework.sessions.payloads import ErrorPayload, StepPayload, ToolCallPayload, payload_of
 from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step
 
 _SAVE = re.compile(
@@ -59,18 +60,18 @@ def extract_draft(
     tools: list[str] = []
     trouble: list[str] = []
     for event in events:
-        if event.kind == EventKind.MESSAGE and event.meta.get("human"):
+        if event.kind == EventKind.MESSAGE and event.from_person:
             if not is_save_request(event.text):
                 request = _first_sentence(event.text)
                 goal = goal or request
-        elif event.kind == EventKind.SOP_STEP and isinstance(event.content, dict):
-            request = str(event.content.get("do", request))
-        elif event.kind == EventKind.TOOL_CALL and isinstance(event.content, dict):
-            name = str(event.content.get("name"))
+        elif isinstance(said := payload_of(event), StepPayload):
+            request = said.do if said.do is not None else request
+        elif isinstance(said, ToolCallPayload):
+            name = str(said.name)
             if name not in tools and name != "memory":
                 tools.append(name)
-        elif event.kind == EventKind.ERROR and isinstance(event.content, dict):
-            trouble.append(str(event.content.get("error")))
+        elif isinstance(said, ErrorPayload):
+            trouble.append(str(said.error))
         elif event.kind == EventKind.MESSAGE:
             do = request or _first_sentence(event.text)
             fallback = f"出错时（{', '.join(trouble)}）先说明再重试" if trouble else None

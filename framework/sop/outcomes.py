@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from framework.errors import WorkspaceEscapeError
 from framework.language import snippet
 from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import ErrorPayload, StepPayload, ToolCallPayload, payload_of
 from framework.sessions.workspace import Workspace
 from framework.sop.corrections import parse_correction
 from framework.sop.model import Correction, Outcome
@@ -104,8 +104,9 @@ TURN_FAILURES = ("model_error", "empty_reply")
 
 
 def _turn_failure(event: Event) -> str | None:
-    error = event.content.get("error") if isinstance(event.content, dict) else None
-    return str(error) if error in TURN_FAILURES else None
+    said = payload_of(event)
+    error = said.error if isinstance(said, ErrorPayload) else None
+    return error if error in TURN_FAILURES else None
 
 
 def _step_label(step: int | None, language: str) -> str:
@@ -116,7 +117,8 @@ def _unrecovered(error: Event, step: int | None, language: str) -> str:
     at = _step_label(step, language)
     if _turn_failure(error) == "empty_reply":
         return EMPTY_REPLY(language, who=error.author, at=at)
-    detail = snippet(str(error.content.get("detail", "")), 60)
+    said = payload_of(error)
+    detail = snippet((said.detail if isinstance(said, ErrorPayload) else None) or "", 60)
     return MODEL_FAILED(language, who=error.author, at=at, detail=detail)
 
 
@@ -149,15 +151,15 @@ def evidence_failures(
     """
     failures: list[str] = []
     called: dict[tuple[str, int | None], list[str]] = {}
-    started: dict[int, dict[str, Any]] = {}
+    started: dict[int, StepPayload] = {}
     replied: set[tuple[str, int | None]] = set()
     # (employee, step) -> its latest failed turn not yet followed by a reply of theirs there.
     unrecovered: dict[tuple[str, int | None], Event] = {}
     for event in events:
-        step = event.meta.get("step")
-        if event.kind == EventKind.SOP_STEP and isinstance(event.content, dict):
-            started[int(event.content.get("n", step or 0))] = event.content
-        elif event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+        step, payload = event.meta.get("step"), payload_of(event)
+        if isinstance(payload, StepPayload):
+            started[payload.number if payload.number is not None else int(step or 0)] = payload
+        elif event.kind == EventKind.MESSAGE and not event.from_person:
             replied.add((event.author, step))
             unrecovered.pop((event.author, step), None)
             if not event.text.strip():
@@ -165,18 +167,18 @@ def evidence_failures(
                 failures.append(EMPTY_REPLY(language, who=event.author, at=at))
         elif event.kind == EventKind.ERROR and _turn_failure(event):
             unrecovered[(event.author, step)] = event
-        elif event.kind == EventKind.TOOL_CALL and isinstance(event.content, dict):
-            called.setdefault((event.author, step), []).append(str(event.content.get("name")))
+        elif isinstance(payload, ToolCallPayload):
+            called.setdefault((event.author, step), []).append(str(payload.name))
     failures += [_unrecovered(e, step, language) for (_, step), e in unrecovered.items()]
     if workspace is not None:
         files = Workspace(workspace)
-        for n, step_content in sorted(started.items()):
-            speakers = [str(s) for s in step_content.get("speakers", [])]
+        for n, started_step in sorted(started.items()):
+            speakers = started_step.speakers
             if not all((s, n) in replied for s in speakers):
                 continue  # the step did not complete in this run
             who = ", ".join(speakers)
-            for rel in step_content.get("produces") or []:
-                if missing := _missing_product(files, str(rel)):
+            for rel in started_step.produces:
+                if missing := _missing_product(files, rel):
                     phrase, values = missing
                     if phrase is NOT_PRODUCED:  # absent, not empty or unreadable: any tool call?
                         tools = _tool_calls_said(called, speakers, n, language)
@@ -234,8 +236,8 @@ def run_outcome(
     and nobody corrected it. Off-SOP turns are employee turns not driven by an SOP step.
     """
     messages = [e for e in events if e.kind == EventKind.MESSAGE]
-    humans = [e for e in messages if e.meta.get("human")]
-    replies = [e for e in messages if not e.meta.get("human")]
+    humans = [e for e in messages if e.from_person]
+    replies = [e for e in messages if not e.from_person]
     corrections = run_corrections(events)
     score: float | None = None
     for message in humans:

@@ -17,13 +17,28 @@ never counts; a confirmation is the only thing that makes a remark's corrections
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from framework.language import is_english
 from framework.phrases import Phrase
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import RemarkPayload, payload_of
+
+_NO_REMARK = RemarkPayload(
+    status=None,
+    by=None,
+    text=None,
+    ask=None,
+    english=False,
+    number=None,
+    understood=None,
+    remark=None,
+    told=None,
+    corrections=None,
+    raw={},
+)
 
 REPLY_TO = "reply_to"
 """Meta key of a message that answers an earlier event: that event's id."""
@@ -95,8 +110,16 @@ def is_confirmation(text: str) -> bool:
 
 def is_remark(event: Event, *statuses: str) -> bool:
     """Whether ``event`` is a ``remark`` event with one of ``statuses``."""
-    c = event.content
-    return event.kind == EventKind.REMARK and isinstance(c, dict) and c.get("status") in statuses
+    if event.kind != EventKind.REMARK:
+        return False  # checked first: settlement() asks this of every event, for every remark
+    said = payload_of(event)
+    return isinstance(said, RemarkPayload) and said.status in statuses
+
+
+def remark_of(event: Event) -> RemarkPayload:
+    """``event``'s remark payload; an empty one for any other event (every field unset)."""
+    said = payload_of(event)
+    return said if isinstance(said, RemarkPayload) else _NO_REMARK
 
 
 def understood_in(events: Sequence[Event]) -> list[Event]:
@@ -110,7 +133,7 @@ def settlement(events: Sequence[Event], understood: Event) -> Event | None:
         (
             e
             for e in events
-            if is_remark(e, CONFIRMED, DROPPED) and e.content.get("understood") == understood.id
+            if is_remark(e, CONFIRMED, DROPPED) and remark_of(e).understood == understood.id
         ),
         None,
     )
@@ -122,14 +145,14 @@ def referred(events: Sequence[Event], message: Event) -> Event | None:
     reply_to = message.meta.get(REPLY_TO)
     read = understood_in(events)
     if isinstance(reply_to, str) and reply_to:
-        found = next((e for e in read if reply_to in (e.id, e.content.get("remark"))), None)
+        found = next((e for e in read if reply_to in (e.id, remark_of(e).remark)), None)
         if found is not None:
             return found
     numbers = named_remarks(message.text)
     if len(numbers) != 1:
         return None  # none named, or several: which one a "yes" is for is not clear
     [number] = numbers
-    return next((e for e in read if e.content.get("number") == number), None)
+    return next((e for e in read if remark_of(e).number == number), None)
 
 
 def open_remarks(events: Sequence[Event], person: str | None = None) -> list[Event]:
@@ -137,21 +160,21 @@ def open_remarks(events: Sequence[Event], person: str | None = None) -> list[Eve
     return [
         e
         for e in understood_in(events)
-        if (person is None or e.content.get("by") == person) and settlement(events, e) is None
+        if (person is None or remark_of(e).by == person) and settlement(events, e) is None
     ]
 
 
 def settle_content(understood: Event, status: str, text: str) -> dict[str, Any]:
     """The content of the ``remark`` event that confirms or drops ``understood``."""
-    c: Mapping[str, Any] = understood.content
+    said = remark_of(understood)
     return {
         "status": status,
-        "by": c.get("by"),
+        "by": said.by,
         "understood": understood.id,
-        "number": c.get("number"),
+        "number": said.number,
         "text": text,
-        "english": bool(c.get("english")),
-        "corrections": c.get("corrections") if status == CONFIRMED else [],
+        "english": said.english,
+        "corrections": said.corrections if status == CONFIRMED else [],
     }
 
 
@@ -218,7 +241,7 @@ def answer_to(events: Sequence[Event], message: Event) -> Answer | None:
     said = verdict(message.text) if target is not None else None
     if target is None or said is None:
         return None
-    if target.content.get("by") != message.author:
+    if remark_of(target).by != message.author:
         return Answer(target, "not_theirs")
     done = settlement(events, target)
     if done is not None:
@@ -245,12 +268,12 @@ def unmatched_answer(text: str, person: str) -> dict[str, Any] | None:
 
 def remark_name(understood: Event, language: str) -> str:
     """An understood remark's name in ``language`` ("remark 2" / "反馈 2")."""
-    return REMARK_NAME(language, n=understood.content.get("number") or 1)
+    return REMARK_NAME(language, n=remark_of(understood).number or 1)
 
 
 def language_of_remark(understood: Event) -> str:
     """The language the room answered the remark in (that of the remark itself)."""
-    return "en" if understood.content.get("english") else "zh"
+    return "en" if remark_of(understood).english else "zh"
 
 
 def answer_content(answer: Answer) -> dict[str, Any]:
@@ -258,7 +281,7 @@ def answer_content(answer: Answer) -> dict[str, Any]:
     understood = answer.understood
     language = language_of_remark(understood)
     name = remark_name(understood, language)
-    told = str(understood.content.get("told") or "")
+    told = remark_of(understood).told or ""
     texts = {
         "confirmed": CONFIRMED_TEXT,
         "denied": DENIED_TEXT,
@@ -266,7 +289,7 @@ def answer_content(answer: Answer) -> dict[str, Any]:
         "already_dropped": ALREADY_DROPPED,
         "not_theirs": NOT_THEIRS,
     }
-    person = str(understood.content.get("by") or "")
+    person = remark_of(understood).by or ""
     text = texts[answer.kind](language, name=name, told=told, person=person)
     return settle_content(understood, answer.status, text)
 
@@ -288,13 +311,13 @@ def at_run_end(events: Sequence[Event], window: int) -> list[tuple[str, dict[str
     none (``sop_feedback_window: 0``) each is dropped.
     """
     notices: list[tuple[str, dict[str, Any]]] = []
-    people = sorted({str(e.content.get("by")) for e in open_remarks(events)})
+    people = sorted({str(remark_of(e).by) for e in open_remarks(events)})
     for person in people:
         mine = open_remarks(events, person)
         language = language_of_remark(mine[-1])
         if window <= 0:
             for understood in mine:
-                told = str(understood.content.get("told") or "")
+                told = remark_of(understood).told or ""
                 text = DROPPED_AT_END(language, name=remark_name(understood, language), told=told)
                 notices.append(
                     (f"{understood.id}-dropped-at-end", settle_content(understood, DROPPED, text))

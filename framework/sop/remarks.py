@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from framework.language import snippet
 from framework.phrases import Phrase
 from framework.sessions.events import Event
+from framework.sessions.payloads import RemarkPayload, payload_of
 from framework.sop.corrections import parse_correction
 from framework.sop.model import Correction, CorrectionKind, Step
 from framework.sop.remark_answers import (
@@ -37,7 +38,6 @@ from framework.sop.remark_answers import (
     UNCONFIRMED,
     UNDERSTOOD,
     is_confirmation,
-    is_remark,
     named_remarks,
     verdict,
 )
@@ -232,9 +232,10 @@ def correction_of(data: object) -> Correction | None:
 
 def confirmed_corrections(event: Event) -> list[Correction]:
     """The corrections a ``confirmed`` remark event counts (none for any other event)."""
-    if not is_remark(event, CONFIRMED):
+    said = payload_of(event)
+    if not isinstance(said, RemarkPayload) or said.status != CONFIRMED:
         return []
-    found = (correction_of(d) for d in event.content.get("corrections") or [])
+    found = (correction_of(d) for d in said.corrections or [])
     return [c for c in found if c is not None]
 
 

@@ -11,7 +11,7 @@ in the session JSONL, so replay never depends on what was shown here.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -237,7 +237,7 @@ class _Digest:
         return windows
 
 
-def model_view(result: dict[str, Any], call_event_id: str, workspace: Workspace) -> str:
+def model_view(result: Mapping[str, Any], call_event_id: str, workspace: Workspace) -> str:
     """The text a model was shown for a tool result (spilling the full output if long)."""
     return govern(
         str(result["output"]),

@@ -345,7 +345,7 @@ class Bridge:
 
     async def on_event(self, key: str, event: Event) -> None:
         """Send what goes out of a session this platform serves (the gateway's listener)."""
-        if event.meta.get("human") or event.id in self._replied:
+        if event.from_person or event.id in self._replied:
             return  # which others go out, and as what, is outgoing()'s to say
         place = self.adapter.mapping.place_of(key)
         if place is None:

@@ -25,6 +25,7 @@ from framework.runtime.room import Room
 from framework.serving.gateway import Gateway
 from framework.sessions.events import Event, EventKind, client_event_id
 from framework.sessions.keys import SessionKey
+from framework.sessions.payloads import RemarkPayload, payload_of
 from framework.sop.remark_answers import ANSWERED, CONFIRMED, DROPPED, UNCONFIRMED, UNDERSTOOD
 
 NOTICE_SENDER = Phrase(en="Staffroom", zh="Staffroom")
@@ -52,18 +53,18 @@ class Outgoing:
 def outgoing(event: Event, room: Room) -> Outgoing | None:
     """``event`` of ``room`` as the platform message it is sent as, or None (not sent)."""
     if event.kind == EventKind.MESSAGE:
-        if event.meta.get("human") or event.author not in room.participants:
+        if event.from_person or event.author not in room.participants:
             return None
         return Outgoing(
             event.author, room.display_names.get(event.author, event.author), event.text
         )
-    content = event.content
-    if event.kind != EventKind.REMARK or not isinstance(content, dict):
+    said = payload_of(event)
+    if not isinstance(said, RemarkPayload):
         return None
-    text, ask = str(content.get("text") or ""), str(content.get("ask") or "")
-    if content.get("status") not in SHOWN_REMARKS or not text:
+    text, ask = said.text or "", said.ask or ""
+    if said.status not in SHOWN_REMARKS or not text:
         return None
-    name = NOTICE_SENDER("en" if content.get("english") else "zh")
+    name = NOTICE_SENDER("en" if said.english else "zh")
     return Outgoing("", name, f"{text}\n{ask}" if ask else text)
 
 

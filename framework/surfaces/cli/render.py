@@ -11,6 +11,7 @@ from rich.panel import Panel
 
 from framework.language import snippet
 from framework.phrases import Language, Phrase
+from framework.sessions.entry import is_entry
 from framework.sessions.events import Event, EventKind
 
 _WHY = {
@@ -152,7 +153,7 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
     who = escape(_name(names.get(event.author, event.author)))
     c = _fields(event)
     kind = event.kind
-    if kind == EventKind.PLAN and event.meta.get("entry"):
+    if is_entry(event):
         if c.get("announcement"):  # a DM has no announcement to show
             _render_entry(console, event, c, lang)
     elif _render_learning(console, event, c, lang):
@@ -167,7 +168,7 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
         step_line = STEP(lang, n=_n(c.get("n")), do=do, speakers=_names(c.get("speakers")))
         console.print(f"[bold cyan]{step_line}[/]")
     elif kind == EventKind.MESSAGE:
-        if event.meta.get("human"):
+        if event.from_person:
             console.print(f"[bold green]{who}[/] [dim]{HUMAN(lang)}[/]: {_shown(event, lang)}")
         else:
             label = _WHY.get(str(event.meta.get("why")))

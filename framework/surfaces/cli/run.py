@@ -13,9 +13,11 @@ from rich.markup import escape
 
 from framework.phrases import Language, Phrase
 from framework.runtime.room import Room
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import EventKind
 from framework.sessions.follow import follow_log
 from framework.sessions.keys import SessionKey
+from framework.sessions.payloads import ErrorPayload, payload_of
 from framework.settings import Settings
 from framework.sop.outcomes import TURN_FAILURES
 from framework.sop.ref import SopRef
@@ -64,9 +66,9 @@ async def _post(
     failed = False
     async for event in room.post(text, author=author, message_id=message_id):
         render_event(console, event, names)
-        if event.kind == EventKind.MESSAGE and not event.meta.get("human"):
+        if event.kind == EventKind.MESSAGE and not event.from_person:
             failed = False
-        elif event.kind == EventKind.ERROR and event.content.get("error") in TURN_FAILURES:
+        elif isinstance(said := payload_of(event), ErrorPayload) and said.error in TURN_FAILURES:
             failed = True
     return failed
 
@@ -82,7 +84,7 @@ def _postings(room: Room, script: list[ScriptLine]) -> Iterator[Posting]:
     said = [
         (e.id, e.author, e.text)
         for e in room.history()
-        if e.kind == EventKind.MESSAGE and e.meta.get("human")
+        if e.kind == EventKind.MESSAGE and e.from_person
     ]
     key = str(room.key)
     return iter(
@@ -314,7 +316,7 @@ async def replay_session(settings: Settings, session: str, console: Console) -> 
             console.print(f"[red]no session {key} in {admin.folder.sessions_dir}[/]")
             return 2
         events = admin.sessions.log(key).read_all()
-        refs = [str(e.meta["sop"]) for e in events if e.meta.get("entry") and e.meta.get("sop")]
+        refs = [sop for e in events if is_entry(e) and (sop := entry_meta(e).sop)]
         if refs:
             # Replay only reads (a read-only folder gets a read-only connection), and shows
             # the versions as stored: no card is imported.
