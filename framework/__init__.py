@@ -44,6 +44,7 @@ from framework.settings import Settings
 from framework.specs.employee import EmployeeCard
 from framework.specs.model_spec import ModelSpec
 from framework.staffroom import Staffroom
+from framework.stores import Stores
 from framework.tools.base import Tool, ToolResult
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "Staffroom",
     "StaffroomError",
     "StorageError",
+    "Stores",
     "Tool",
     "ToolBuilder",
     "ToolResult",

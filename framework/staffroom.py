@@ -11,22 +11,19 @@ state, so several can live in one process (tests open one per temporary folder).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-import aiosqlite
 from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from framework.admin import StaffroomAdmin
-from framework.data_folder import CHECKPOINTS, SOPS, DataFolder, connect_store
-from framework.errors import StorageError, UnknownNameError
+from framework.data_folder import CHECKPOINTS, SOPS
+from framework.errors import UnknownNameError
 from framework.knowledge.after_session import SessionKnowledge
-from framework.knowledge.base import KnowledgeBase
-from framework.memory.store import MemoryStore
 from framework.models.factory import (
     OFFLINE_PROVIDERS,
     ModelFactory,
@@ -49,16 +46,16 @@ from framework.runtime.room import Room
 from framework.runtime.turn_context import system_prompt
 from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel, SessionKey
-from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.library_io import import_library
 from framework.sop.service import SopService
 from framework.specs.catalog import Catalog, project_root
 from framework.specs.employee import EmployeeCard
-from framework.specs.knowledge_file import KNOWLEDGE_FILE, KnowledgeConfig, load_knowledge_file
+from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario
+from framework.stores import Stores, settings_for
 
 
 class Staffroom:
@@ -68,22 +65,19 @@ class Staffroom:
         self,
         settings: Settings,
         catalog: Catalog,
+        stores: Stores,
         saver: AsyncSqliteSaver,
-        conn: aiosqlite.Connection,
         model_factory: ModelFactory | None,
         sops: SopService,
         models: ModelRegistry | None = None,
         extensions: Extensions | None = None,
-        knowledge: KnowledgeConfig | None = None,
     ) -> None:
         self.settings = settings
+        self.stores = stores
+        """The data folder's stores (what the reading commands open alone)."""
         self.sops = sops
         self.catalog = catalog
-        self.sessions = SessionStore(
-            settings.data_dir, durability=settings.durability, lock=settings.lock
-        )
-        self._saver = saver
-        self._conn = conn
+        self.sessions = stores.sessions
         self._graph: RoomGraph = build_graph(saver)
         self._model_factory = model_factory
         self._renderer = PromptRenderer()
@@ -91,10 +85,10 @@ class Staffroom:
         self._deps: dict[str, RoomDeps] = {}
         self._owned: list[BaseChatModel] = []
         """Models this Staffroom built (and closes); injected ones are their owner's."""
-        self.memory = MemoryStore(settings, language_of=catalog.language_of)
+        self.memory = stores.memory
         self.models = models or ModelRegistry()
         """The project's named models (``models.yaml``)."""
-        self.knowledge = KnowledgeBase(settings.data_dir, knowledge)
+        self.knowledge = stores.knowledge()
         """Journals, trackers, topic files and the library (configured by knowledge.yaml)."""
         if extensions is None:
             extensions = default_extensions()
@@ -119,39 +113,25 @@ class Staffroom:
         ``extensions``: tools and hooks instead of the built-ins (start from
         ``default_extensions()`` to keep them), or register on ``staff.extensions``.
         """
-        settings = cls._settings(data_dir, settings, project_dir)
+        settings = settings_for(data_dir, settings, project_dir)
         project = settings.project_dir
         catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
         models = ModelRegistry.load(project / MODELS_FILE)
         knowledge = load_knowledge_file(project / KNOWLEDGE_FILE)  # before anything opens
-        folder = DataFolder(settings.data_dir)
-        folder.check_stores()  # a lost store is reported, never silently recreated empty
-        checkpoints = folder.checkpoints
+        stores = Stores(
+            settings, writable=True, knowledge=knowledge, language_of=catalog.language_of
+        )
+        stores.folder.check_stores()  # a lost store is reported, never silently recreated empty
         try:
-            settings.data_dir.mkdir(parents=True, exist_ok=True)
-            conn = await connect_store(checkpoints)  # damage found later names the file
-        except (OSError, aiosqlite.Error) as exc:
-            raise StorageError(f"cannot open the data folder {settings.data_dir}: {exc}") from exc
-        try:
-            await conn.execute("PRAGMA synchronous=NORMAL")
-            saver = AsyncSqliteSaver(conn)
-            await saver.setup()
+            saver = await stores.checkpoints()
             # SOP cards in sop_library/ are imported on start (idempotent; versions never
             # change).
-            sops = await SopService.open(folder.sops, project / "sop_library")
-        except aiosqlite.Error as exc:
-            await conn.close()  # else aiosqlite's worker thread keeps the process alive
-            raise StorageError(
-                f"cannot use {checkpoints}: {exc}; restore it from a backup, or move it aside "
-                "and rebuild every room from its log: staffroom doctor --repair"
-            ) from exc
+            sops = await stores.sops()
         except BaseException:
-            await conn.close()
+            await stores.close()  # else aiosqlite's worker threads keep the process alive
             raise
-        folder.record(CHECKPOINTS, SOPS)
-        return cls(
-            settings, catalog, saver, conn, model_factory, sops, models, extensions, knowledge
-        )
+        stores.folder.record(CHECKPOINTS, SOPS)
+        return cls(settings, catalog, stores, saver, model_factory, sops, models, extensions)
 
     @classmethod
     async def admin(
@@ -162,23 +142,17 @@ class Staffroom:
         project_dir: str | Path | None = None,
         writes: bool = False,
         command: str = "",
-    ) -> StaffroomAdmin:
-        """The data folder's stores for admin work (SOPs, history, replay, memory), opened on
-        first use; no catalog, model or checkpointer is loaded (see :mod:`framework.admin`).
-        With ``writes``, a read-only folder is refused up front, naming ``command``."""
-        settings = cls._settings(data_dir, settings, project_dir)
-        return StaffroomAdmin.open(settings, writes=writes, command=command)
-
-    @staticmethod
-    def _settings(
-        data_dir: str | Path | None, settings: Settings | None, project_dir: str | Path | None
-    ) -> Settings:
-        settings = settings or Settings.from_env()
-        if data_dir is not None:
-            settings = settings.model_copy(update={"data_dir": Path(data_dir)})
-        if project_dir is not None:
-            settings = settings.model_copy(update={"project_dir": Path(project_dir)})
-        return settings
+    ) -> Stores:
+        """Deprecated: use :meth:`Stores.open <framework.stores.Stores.open>` (same arguments;
+        "admin" also names a role). Kept for one release."""
+        warnings.warn(
+            "Staffroom.admin() is deprecated: use framework.Stores.open() (same arguments)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return await Stores.open(
+            data_dir, settings=settings, project_dir=project_dir, writes=writes, command=command
+        )
 
     async def close(self) -> None:
         """Finish background work, then close the checkpoint database and session files."""
@@ -186,10 +160,7 @@ class Staffroom:
             await room.drain()
         for model in self._owned:
             await close_model(model)
-        self.sessions.close()
-        await self.knowledge.close()
-        await self.sops.close()
-        await self._conn.close()
+        await self.stores.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -349,7 +320,7 @@ class Staffroom:
         for eid in plan.employees:
             # Render each prompt once now: a broken template fails here, not mid-run.
             system_prompt(deps, employee=eid, why="selector", step=None)
-        lock = DataFolder(self.settings.data_dir).room_lock(key)
+        lock = self.stores.folder.room_lock(key)
         lock.parent.mkdir(parents=True, exist_ok=True)
         room = Room(deps, self._graph, lock)
         self._rooms[str(key)] = room

@@ -12,12 +12,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from framework.admin import require_writable
 from framework.errors import InputError, StaffroomError
 from framework.phrases import known_language
 from framework.settings import Settings
 from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import parse_model_option
+from framework.stores import require_writable
 from framework.surfaces.cli import doctor as doctor_cmds
 from framework.surfaces.cli import init as init_cmds
 from framework.surfaces.cli import knowledge as knowledge_cmds

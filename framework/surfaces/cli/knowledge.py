@@ -2,7 +2,7 @@
 
 ``staffroom knowledge list|show|stale|review``, and the top-level ``trackers``, ``proposal``,
 ``search``, ``extract`` and ``forget`` (registered in ``cli/__init__.py``). Reading commands
-open the data folder through :meth:`Staffroom.admin`; ``extract`` opens the full Staffroom
+open the data folder through :meth:`Stores.open`; ``extract`` opens the full Staffroom
 (it may call a model), ``search`` writes the derived index, ``review``, ``proposal`` and
 ``forget`` change files: those refuse a read-only folder before anything opens.
 """
@@ -20,7 +20,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from framework.admin import require_writable
 from framework.knowledge.base import KnowledgeBase
 from framework.knowledge.topics import TopicStore
 from framework.memory.store import MemoryStore
@@ -29,6 +28,7 @@ from framework.phrases import Phrase
 from framework.runtime.knowledge_hooks import render_hits
 from framework.settings import Settings
 from framework.staffroom import Staffroom
+from framework.stores import Stores, require_writable
 from framework.surfaces.cli.options import label_language, settings_for
 from framework.surfaces.cli.render import LabelConsole, labels_language
 
@@ -69,9 +69,9 @@ def _admin_job(
     console.language = label_language(settings)
 
     async def main() -> int:
-        admin = await Staffroom.admin(settings=settings, writes=bool(writes), command=writes)
-        async with admin:
-            return await job(admin.knowledge())
+        stores = await Stores.open(settings=settings, writes=bool(writes), command=writes)
+        async with stores:
+            return await job(stores.knowledge())
 
     return asyncio.run(main())
 

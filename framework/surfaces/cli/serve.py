@@ -23,12 +23,12 @@ import uvicorn
 from rich.console import Console
 from rich.markup import escape
 
-from framework.admin import require_writable
 from framework.errors import InputError, StaffroomError
 from framework.serving.gateway import Gateway
 from framework.settings import Settings
 from framework.specs.project_file import project_language
 from framework.staffroom import Staffroom
+from framework.stores import require_writable
 from framework.surfaces.cli.options import settings_for
 from framework.surfaces.server.app import create_app
 from framework.surfaces.server.config import ENV_TOKEN, ServerConfig, load_config

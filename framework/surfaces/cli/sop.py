@@ -22,7 +22,7 @@ from framework.sop.ref import SopRef
 from framework.sop.service import SopService, ensure_known
 from framework.sop.trials import ALREADY, ScenarioTrials, TrialPolicy
 from framework.specs.catalog import Catalog
-from framework.staffroom import Staffroom
+from framework.stores import Stores
 from framework.surfaces.cli import sop_tables
 from framework.surfaces.cli.options import label_language
 from framework.surfaces.cli.render import LabelConsole, labels_language
@@ -43,12 +43,12 @@ def _run(
     command: str = "sop",
 ) -> None:
     """Run ``job`` on the SOP service; a command that only reads also works on a read-only
-    data folder (see ``framework.admin``), one that ``writes`` is refused there up front."""
+    data folder (see ``framework.stores``), one that ``writes`` is refused there up front."""
 
     async def main() -> None:
-        admin = await Staffroom.admin(settings=settings, writes=writes, command=command)
-        async with admin:
-            service = await admin.sops()
+        stores = await Stores.open(settings=settings, writes=writes, command=command)
+        async with stores:
+            service = await stores.sops()
             try:
                 await job(service)
             except sqlite3.Error as exc:  # e.g. a read-only store written by another version

@@ -26,7 +26,7 @@ from framework.specs.project import SCENARIOS, SOPS, YAML_SUFFIXES, project_root
 from framework.specs.scenario import load_scenario
 from framework.specs.sop_card import load_sop_card
 from framework.specs.validation import spec_files
-from framework.staffroom import Staffroom
+from framework.stores import Stores
 from framework.surfaces.cli.render import labels_language
 
 PROBLEMS = Phrase(en="{n} problem(s)", zh="{n} 个问题")
@@ -103,8 +103,8 @@ async def _store_view(settings: Settings, libraries: dict[Path, set[str]]) -> _S
             view.problems += [found[i] for i in sorted(ids) if i in found]
         return view
     try:
-        async with await Staffroom.admin(settings=settings) as admin:
-            service = await admin.sops(import_cards=False)
+        async with await Stores.open(settings=settings) as stores:
+            service = await stores.sops(import_cards=False)
             for sop_id in await service.store.sop_ids():
                 with suppress(UnknownNameError):  # drafts only: not a version rooms can use
                     view.bests[sop_id] = await service.best(sop_id)
