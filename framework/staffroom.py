@@ -18,21 +18,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from framework.data_folder import CHECKPOINTS, SOPS
 from framework.errors import UnknownNameError
 from framework.knowledge.after_session import SessionKnowledge
-from framework.models.factory import (
-    OFFLINE_PROVIDERS,
-    ModelFactory,
-    build_model,
-    close_model,
-    model_label,
-)
-from framework.models.offline import OfflineChatModel
-from framework.models.profile import ModelProfile, limits, profile_for
+from framework.models.factory import ModelFactory
+from framework.models.resolve import ModelResolver
 from framework.names import check_name
 from framework.prompts.environment import PromptRenderer
 from framework.reflection import ReflectionRun, reflect_due
@@ -49,10 +41,8 @@ from framework.sessions.keys import Channel, SessionKey
 from framework.settings import Settings
 from framework.sop.library_io import import_library
 from framework.sop.service import SopService
-from framework.specs.catalog import Catalog, project_root
-from framework.specs.employee import EmployeeCard
+from framework.specs.catalog import Catalog
 from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
-from framework.specs.model_spec import ModelSpec
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario
 from framework.stores import Stores, settings_for
@@ -79,15 +69,13 @@ class Staffroom:
         self.catalog = catalog
         self.sessions = stores.sessions
         self._graph: RoomGraph = build_graph(saver)
-        self._model_factory = model_factory
         self._renderer = PromptRenderer()
         self._rooms: dict[str, Room] = {}
         self._deps: dict[str, RoomDeps] = {}
-        self._owned: list[BaseChatModel] = []
-        """Models this Staffroom built (and closes); injected ones are their owner's."""
         self.memory = stores.memory
         self.models = models or ModelRegistry()
         """The project's named models (``models.yaml``)."""
+        self._resolver = ModelResolver(settings, self.models, model_factory)
         self.knowledge = stores.knowledge()
         """Journals, trackers, topic files and the library (configured by knowledge.yaml)."""
         if extensions is None:
@@ -158,8 +146,7 @@ class Staffroom:
         """Finish background work, then close the checkpoint database and session files."""
         for room in self._rooms.values():
             await room.drain()
-        for model in self._owned:
-            await close_model(model)
+        await self._resolver.close()
         await self.stores.close()
 
     async def __aenter__(self) -> Self:
@@ -288,29 +275,14 @@ class Staffroom:
         if cached is not None and cached.scenario_id == plan.scenario.id:
             return cached
         workspace = self.sessions.workspace(key)
-        registry = self._registry_for(plan.scenario)
-        models: dict[str, BaseChatModel] = {}
-        profiles: dict[str, ModelProfile] = {}
-        for eid, card in plan.employees.items():
-            spec, where = self._spec_for(plan.scenario, card)
-            resolved = registry.resolve(spec, where=where)
-            models[eid], profiles[eid] = self._model(resolved, eid)
-        selector_spec = plan.scenario.settings.selector_model
-        selector: BaseChatModel | None = None
-        if selector_spec is None and plan.scenario.settings.selector == "model":
-            selector_spec = self.settings.model_override or self.settings.default_model
-        if selector_spec is not None:
-            where = f"{plan.scenario.source}: settings.selector_model"
-            selector, profiles["selector"] = self._model(
-                registry.resolve(selector_spec, where=where), "selector"
-            )
+        resolved = self._resolver.for_room(plan.scenario, plan.employees)
         deps = RoomDeps(
             key=key,
             plan=plan,
             log=self.sessions.log(key),
             workspace=workspace,
             tools=self.extensions.room_tools(plan.employees),
-            models=RoomModels(models, profiles, selector),
+            models=RoomModels(resolved.chat, resolved.profiles, resolved.selector),
             extensions=self.extensions,
             renderer=self._renderer,
             settings=self.settings,
@@ -326,46 +298,3 @@ class Staffroom:
         self._rooms[str(key)] = room
         self._deps[str(key)] = deps  # the composition root keeps what it composed
         return room
-
-    def _spec_for(self, scenario: Scenario, card: EmployeeCard) -> tuple[ModelSpec, str]:
-        """The model an employee uses, and who named it (precedence: see models_file)."""
-        if self.settings.model_override is not None:
-            return self.settings.model_override, "--model / STAFFROOM_MODEL"
-        if scenario.settings.model is not None:
-            return (
-                scenario.settings.model,
-                f"{scenario.source}:{scenario.line_of('settings', 'model')}",
-            )
-        if card.model is not None:
-            return card.model, f"{card.source}:{card.line_of('model')}"
-        return self.settings.default_model, "Settings.default_model"
-
-    def _registry_for(self, scenario: Scenario) -> ModelRegistry:
-        # A scenario file from another project uses that project's models.yaml when it has one.
-        if scenario.source.is_file():
-            local = project_root(scenario.source) / MODELS_FILE
-            if local.is_file() and local.resolve() != (self.models.source or local).resolve():
-                return ModelRegistry.load(local)
-        return self.models
-
-    def _model(self, spec: ModelSpec, employee: str) -> tuple[BaseChatModel, ModelProfile]:
-        settings = self.settings
-        model: BaseChatModel | None = None
-        if self._model_factory is not None:
-            model = self._model_factory(spec, employee)
-        if model is None:
-            _, cap = limits(
-                spec,
-                context_window=settings.context_window,
-                max_output_tokens=settings.max_output_tokens,
-            )
-            model = build_model(spec, allow_network=settings.allow_network, max_output_tokens=cap)
-            self._owned.append(model)  # an injected model is its embedder's to close
-        profile = profile_for(
-            spec,
-            label=model_label(model, spec),
-            context_window=settings.context_window,
-            max_output_tokens=settings.max_output_tokens,
-            offline=spec.provider in OFFLINE_PROVIDERS or isinstance(model, OfflineChatModel),
-        )
-        return model, profile
