@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -23,11 +24,11 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from framework.data_folder import CHECKPOINTS, SOPS
 from framework.errors import UnknownNameError
 from framework.knowledge.after_session import SessionKnowledge
+from framework.knowledge.reflection import ReflectionRun, reflect_due
 from framework.models.factory import ModelFactory
 from framework.models.resolve import ModelResolver
 from framework.names import check_name
 from framework.prompts.environment import PromptRenderer
-from framework.reflection import ReflectionRun, reflect_due
 from framework.runtime.builtins import default_extensions
 from framework.runtime.deps import RoomDeps, RoomModels
 from framework.runtime.extensions import Extensions
@@ -220,14 +221,18 @@ class Staffroom:
             self.knowledge, deps, deps.sink(), span, entry_id=f"extract-{span[-1].id}"
         )
 
-    async def reflect(self, employee: str | None = None) -> list[ReflectionRun]:
-        """Run the due reflections of ``employee`` (None: everyone); see :mod:`.reflection`."""
-        return await reflect_due(self, employee)
+    async def reflect(
+        self, employee: str | None = None, *, today: date | None = None
+    ) -> list[ReflectionRun]:
+        """Run the due reflections of ``employee`` (None: everyone in the catalog) as of
+        ``today`` (None: the knowledge layers' today); see :mod:`framework.knowledge.reflection`."""
+        names = [employee] if employee is not None else sorted(self.catalog.employees)
+        return await reflect_due(self.knowledge, self.dm, names, today=today)
 
     async def close_idle(self) -> dict[str, list[Event]]:
         """End the sessions of this process's rooms and DMs that have been silent for
         ``Settings.session_idle`` seconds, then run the reflections that are due (what a
-        long-running server calls now and then; see :mod:`framework.reflection`).
+        long-running server calls now and then; see :mod:`framework.knowledge.reflection`).
 
         Returns the events each ended session caused, by session key.
         """
@@ -235,7 +240,7 @@ class Staffroom:
         for key, room in list(self._rooms.items()):
             if room.idle:
                 ended[key] = await room.close(reason="idle")
-        for run in await reflect_due(self):
+        for run in await self.reflect():
             ended[run.session] = run.events
         return ended
 
