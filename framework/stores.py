@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Self
 
 import aiosqlite
 
-from framework.data_folder import DataFolder, connect_store
+from framework.data_folder import CHECKPOINTS, SOPS, DataFolder, connect_store
 from framework.errors import StorageError
 from framework.knowledge.base import KnowledgeBase
 from framework.memory.store import MemoryStore
@@ -146,6 +146,20 @@ class Stores:
             raise
         self._checkpoints = conn
         return saver
+
+    async def open_for_rooms(self) -> tuple[AsyncSqliteSaver, SopService]:
+        """Open what running rooms needs now (the checkpoints, then the SOPs, the project's
+        cards imported): a lost store is reported first, never silently recreated empty; on
+        any failure everything opened is closed again."""
+        self.folder.check_stores()
+        try:
+            saver = await self.checkpoints()
+            sops = await self.sops()
+        except BaseException:
+            await self.close()  # else aiosqlite's worker threads keep the process alive
+            raise
+        self.folder.record(CHECKPOINTS, SOPS)
+        return saver, sops
 
     def employee(self, employee: str) -> str:
         """``employee`` once it names one: a card in the project's ``agents/``, or someone this

@@ -147,6 +147,17 @@ async def extract_span(
     return done
 
 
+async def extract_new(kb: KnowledgeBase, deps: RoomDeps) -> SessionKnowledge:
+    """``staffroom extract``: :func:`extract_span` over what the session said since its last
+    extraction (the whole log the first time), as its end would. Nothing new: a report with no
+    run. Idempotent: the entry id is the newest event's."""
+    span = deps.log.tail_until(lambda e: e.kind == EventKind.KNOWLEDGE)
+    span = [e for e in span if e.kind not in (EventKind.KNOWLEDGE, EventKind.SESSION_END)]
+    if not span:
+        return SessionKnowledge(str(deps.key))
+    return await extract_span(kb, deps, deps.sink(), span, entry_id=f"extract-{span[-1].id}")
+
+
 def extractor_for(deps: RoomDeps) -> Extractor:
     """The room's first employee's model extracts; the offline simulator uses the rules."""
     first = deps.plan.participants[0]
