@@ -76,7 +76,7 @@ class Stores:
         self._knowledge_config = knowledge
         self._sops: SopService | None = None
         self._knowledge: KnowledgeBase | None = None
-        self._checkpoints: aiosqlite.Connection | None = None
+        self._checkpoints: tuple[aiosqlite.Connection, AsyncSqliteSaver] | None = None
 
     @classmethod
     async def open(
@@ -122,7 +122,9 @@ class Stores:
 
     async def checkpoints(self) -> AsyncSqliteSaver:
         """Where every room stands (LangGraph's checkpoints in ``checkpoints.sqlite``),
-        opened and set up on first use; only running rooms need it."""
+        opened and set up on first use (the same saver afterwards); only running rooms need it."""
+        if self._checkpoints is not None:
+            return self._checkpoints[1]
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # see TYPE_CHECKING
 
         path = self.folder.checkpoints
@@ -144,7 +146,7 @@ class Stores:
         except BaseException:
             await conn.close()
             raise
-        self._checkpoints = conn
+        self._checkpoints = (conn, saver)
         return saver
 
     async def open_for_rooms(self) -> tuple[AsyncSqliteSaver, SopService]:
@@ -189,7 +191,7 @@ class Stores:
             await self._sops.close()
             self._sops = None
         if self._checkpoints is not None:
-            await self._checkpoints.close()
+            await self._checkpoints[0].close()
             self._checkpoints = None
 
     async def __aenter__(self) -> Self:

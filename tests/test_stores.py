@@ -116,6 +116,7 @@ async def test_a_staffroom_holds_the_same_stores(tmp_path: Path) -> None:
         assert stores.writable and stores.folder.checkpoints.is_file()
         assert staff.sessions is stores.sessions and staff.memory is stores.memory
         assert staff.sops is await stores.sops() and staff.knowledge is stores.knowledge()
+        assert await stores.checkpoints() is await stores.checkpoints(), "opened once"
 
 
 async def test_staffroom_admin_still_opens_the_stores_with_a_warning(tmp_path: Path) -> None:
