@@ -83,12 +83,13 @@ def _leak(work: Path) -> Verdict:
         """
 from framework.models import ScriptedChatModel
 model = ScriptedChatModel(replies=["好的。"] * 40)
-staff._model_factory = lambda spec, who: model
-staff.memory.memory("pm", "alice").add("facts", "alice-secret: 我的工资是 12345")
-room = await staff.room("mixed", "tech-article")
-[e async for e in room.start()]
-[e async for e in room.post("我是 alice", author="alice")]
-[e async for e in room.post("我是 bob", author="bob")]
+injected = {"model_factory": lambda spec, who: model}  # as an embedder injects one
+async with await Staffroom.open(settings=staff.settings, **injected) as staff:
+    staff.memory.memory("pm", "alice").add("facts", "alice-secret: 我的工资是 12345")
+    room = await staff.room("mixed", "tech-article")
+    [e async for e in room.start()]
+    [e async for e in room.post("我是 alice", author="alice")]
+    [e async for e in room.post("我是 bob", author="bob")]
 seen = "\\n".join(str(m.content) for call in model.calls for m in call)
 print("CALLS", len(model.calls), "LEAK" if "12345" in seen else "CLEAN")
 """,

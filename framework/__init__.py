@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from framework.specs.employee import EmployeeCard
     from framework.specs.model_spec import ModelSpec
     from framework.staffroom import Staffroom
+    from framework.stores import Stores
     from framework.tools.base import Tool, ToolResult
 
 # Public name -> the module that defines it (the imports above, for type checkers).
@@ -104,6 +105,7 @@ _HOMES: dict[str, str] = {
     "Settings": "framework.settings",
     "SopCardError": "framework.errors",
     "Staffroom": "framework.staffroom",
+    "Stores": "framework.stores",
     "StaffroomError": "framework.errors",
     "StorageError": "framework.errors",
     "Tool": "framework.tools.base",
@@ -157,6 +159,7 @@ __all__ = [
     "Staffroom",
     "StaffroomError",
     "StorageError",
+    "Stores",
     "Tool",
     "ToolBuilder",
     "ToolResult",

@@ -11,54 +11,35 @@ state, so several can live in one process (tests open one per temporary folder).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
-import aiosqlite
-from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from framework.admin import StaffroomAdmin
-from framework.data_folder import CHECKPOINTS, SOPS, DataFolder, connect_store
-from framework.errors import StorageError, UnknownNameError
 from framework.extensions.registry import Extensions
 from framework.knowledge.after_session import SessionKnowledge
-from framework.knowledge.base import KnowledgeBase
-from framework.knowledge.extension import extract_span
-from framework.memory.store import MemoryStore
-from framework.models.factory import (
-    OFFLINE_PROVIDERS,
-    ModelFactory,
-    build_model,
-    close_model,
-    model_label,
-)
-from framework.models.offline import OfflineChatModel
-from framework.models.profile import ModelProfile, limits, profile_for
+from framework.knowledge.reflection import ReflectionRun, reflect_due
+from framework.models.factory import ModelFactory
+from framework.models.resolve import ModelResolver
 from framework.names import check_name
-from framework.prompts.environment import PromptRenderer
-from framework.reflection import ReflectionRun, reflect_due
 from framework.runtime.defaults import default_extensions
-from framework.runtime.deps import RoomContext, RoomDeps, RoomModels
-from framework.runtime.graph import RoomGraph, build_graph
-from framework.runtime.plan import RoomPlan, compile_plan
+from framework.runtime.open_rooms import OpenRooms
+from framework.runtime.plan import compile_plan
 from framework.runtime.room import Room
-from framework.runtime.turn_context import system_prompt
-from framework.sessions.events import Event, EventKind
+from framework.sessions.events import Event
 from framework.sessions.keys import Channel, SessionKey
-from framework.sessions.store import SessionStore
 from framework.settings import Settings
-from framework.sop.library_io import import_library
 from framework.sop.service import SopService
-from framework.specs.catalog import Catalog, project_root
-from framework.specs.employee import EmployeeCard
-from framework.specs.knowledge_file import KNOWLEDGE_FILE, KnowledgeConfig, load_knowledge_file
-from framework.specs.model_spec import ModelSpec
+from framework.specs.catalog import Catalog
+from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
-from framework.specs.scenario import Scenario
+from framework.specs.scenario import Scenario, dm_scenario
+from framework.stores import Stores, settings_for
 
 
 class Staffroom:
@@ -68,39 +49,32 @@ class Staffroom:
         self,
         settings: Settings,
         catalog: Catalog,
+        stores: Stores,
         saver: AsyncSqliteSaver,
-        conn: aiosqlite.Connection,
         model_factory: ModelFactory | None,
         sops: SopService,
         models: ModelRegistry | None = None,
         extensions: Extensions | None = None,
-        knowledge: KnowledgeConfig | None = None,
     ) -> None:
         self.settings = settings
+        self.stores = stores
+        """The data folder's stores (what the reading commands open alone)."""
         self.sops = sops
         self.catalog = catalog
-        self.sessions = SessionStore(
-            settings.data_dir, durability=settings.durability, lock=settings.lock
-        )
-        self._saver = saver
-        self._conn = conn
-        self._graph: RoomGraph = build_graph(saver)
-        self._model_factory = model_factory
-        self._renderer = PromptRenderer()
-        self._rooms: dict[str, Room] = {}
-        self._deps: dict[str, RoomDeps] = {}
-        self._owned: list[BaseChatModel] = []
-        """Models this Staffroom built (and closes); injected ones are their owner's."""
-        self.memory = MemoryStore(settings, language_of=catalog.language_of)
+        self.sessions, self.memory = stores.sessions, stores.memory
         self.models = models or ModelRegistry()
         """The project's named models (``models.yaml``)."""
-        self.knowledge = KnowledgeBase(settings.data_dir, knowledge)
+        self._resolver = ModelResolver(settings, self.models, model_factory)
+        self.knowledge = stores.knowledge()
         """Journals, trackers, topic files and the library (configured by knowledge.yaml)."""
         if extensions is None:
             extensions = default_extensions(settings, self.memory, sops, self.knowledge)
         self.extensions = extensions
         """Tools, hooks and prompt blocks rooms get (the built-ins, the knowledge layers, and
         what an embedder registers)."""
+        self._rooms = OpenRooms(
+            settings, saver, self.sessions, self.memory, sops, self._resolver, extensions
+        )
 
     @classmethod
     async def open(
@@ -118,77 +92,29 @@ class Staffroom:
         ``extensions``: tools and hooks instead of the built-ins, or register on
         ``staff.extensions`` (which starts with them).
         """
-        settings = cls._settings(data_dir, settings, project_dir)
+        settings = settings_for(data_dir, settings, project_dir)
         project = settings.project_dir
         catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
         models = ModelRegistry.load(project / MODELS_FILE)
         knowledge = load_knowledge_file(project / KNOWLEDGE_FILE)  # before anything opens
-        folder = DataFolder(settings.data_dir)
-        folder.check_stores()  # a lost store is reported, never silently recreated empty
-        checkpoints = folder.checkpoints
-        try:
-            settings.data_dir.mkdir(parents=True, exist_ok=True)
-            conn = await connect_store(checkpoints)  # damage found later names the file
-        except (OSError, aiosqlite.Error) as exc:
-            raise StorageError(f"cannot open the data folder {settings.data_dir}: {exc}") from exc
-        try:
-            await conn.execute("PRAGMA synchronous=NORMAL")
-            saver = AsyncSqliteSaver(conn)
-            await saver.setup()
-            # SOP cards in sop_library/ are imported on start (idempotent; versions never
-            # change).
-            sops = await SopService.open(folder.sops, project / "sop_library")
-        except aiosqlite.Error as exc:
-            await conn.close()  # else aiosqlite's worker thread keeps the process alive
-            raise StorageError(
-                f"cannot use {checkpoints}: {exc}; restore it from a backup, or move it aside "
-                "and rebuild every room from its log: staffroom doctor --repair"
-            ) from exc
-        except BaseException:
-            await conn.close()
-            raise
-        folder.record(CHECKPOINTS, SOPS)
-        return cls(
-            settings, catalog, saver, conn, model_factory, sops, models, extensions, knowledge
+        stores = Stores(
+            settings, writable=True, knowledge=knowledge, language_of=catalog.language_of
         )
+        saver, sops = await stores.open_for_rooms()  # sop_library/'s cards imported (idempotent)
+        return cls(settings, catalog, stores, saver, model_factory, sops, models, extensions)
 
     @classmethod
-    async def admin(
-        cls,
-        data_dir: str | Path | None = None,
-        *,
-        settings: Settings | None = None,
-        project_dir: str | Path | None = None,
-        writes: bool = False,
-        command: str = "",
-    ) -> StaffroomAdmin:
-        """The data folder's stores for admin work (SOPs, history, replay, memory), opened on
-        first use; no catalog, model or checkpointer is loaded (see :mod:`framework.admin`).
-        With ``writes``, a read-only folder is refused up front, naming ``command``."""
-        settings = cls._settings(data_dir, settings, project_dir)
-        return StaffroomAdmin.open(settings, writes=writes, command=command)
-
-    @staticmethod
-    def _settings(
-        data_dir: str | Path | None, settings: Settings | None, project_dir: str | Path | None
-    ) -> Settings:
-        settings = settings or Settings.from_env()
-        if data_dir is not None:
-            settings = settings.model_copy(update={"data_dir": Path(data_dir)})
-        if project_dir is not None:
-            settings = settings.model_copy(update={"project_dir": Path(project_dir)})
-        return settings
+    async def admin(cls, data_dir: str | Path | None = None, **options: Any) -> Stores:
+        """Deprecated (one release; "admin" also names a role): use :meth:`Stores.open`."""
+        message = "Staffroom.admin() is deprecated: use framework.Stores.open() (same arguments)"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return await Stores.open(data_dir, **options)
 
     async def close(self) -> None:
         """Finish background work, then close the checkpoint database and session files."""
-        for room in self._rooms.values():
-            await room.drain()
-        for model in self._owned:
-            await close_model(model)
-        self.sessions.close()
-        await self.knowledge.close()
-        await self.sops.close()
-        await self._conn.close()
+        await self._rooms.drain()
+        await self._resolver.close()
+        await self.stores.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -205,79 +131,54 @@ class Staffroom:
         """The Room ``room_id`` running ``scenario`` (an id, a YAML path, or a Scenario)."""
         key = SessionKey(Channel.ROOM, room_id)
         spec = scenario if isinstance(scenario, Scenario) else self.catalog.scenario(scenario)
-        catalog = self._catalog_for(spec)
-        problems = dict(self.sops.library_problems)
-        if catalog.sop_dir is not None and catalog.sop_dir != self.catalog.sop_dir:
-            # A user project's own SOPs.
-            own = await import_library(self.sops.store, catalog.sop_dir, strict=False)
-            problems.update(own.problems)
-        for sop_id in spec.referenced_sop_ids():
-            if (problem := problems.get(sop_id)) is not None:
-                raise problem.with_traceback(None)  # its card is broken: never run on a stale one
+        # A scenario file from another project runs against that project's agents and SOPs
+        # (where it has them), so a user's own scenario needs no change to ours.
+        catalog = self.catalog
+        if spec.source.is_file():
+            catalog = Catalog.for_scenario_file(spec.source, fallback=self.catalog)
+        own = catalog.sop_dir if catalog.sop_dir != self.catalog.sop_dir else None
         # The store is the source of truth: an SOP published only there (an extracted
         # practice, once approved) drives a room like one with a card. The room gets each
         # SOP's best version, or the side of a running trial it lands on (sop/trials.py).
         ids = spec.referenced_sop_ids()
-        versions, trials = await self.sops.for_new_room(ids, str(key), spec.settings)
+        versions, trials = await self.sops.for_new_room(ids, str(key), spec.settings, library=own)
         catalog.check_scenario(spec, versions)  # errors name the scenario's (or card's) lines
         extra = await self.recommendations(f"scenario:{spec.id}", exclude=list(versions))
         plan = compile_plan(spec, catalog, versions, recommended=extra)
-        return self._room(key, replace(plan, sop_trials=trials) if trials else plan)
-
-    def _catalog_for(self, scenario: Scenario) -> Catalog:
-        # A scenario file from another project runs against that project's agents and SOPs
-        # (where it has them), so a user's own scenario needs no change to ours.
-        if scenario.source.is_file():
-            return Catalog.for_scenario_file(scenario.source, fallback=self.catalog)
-        return self.catalog
+        return self._rooms.room(key, replace(plan, sop_trials=trials) if trials else plan)
 
     async def dm(self, employee: str, user: str) -> Room:
         """A one-to-one chat of ``user`` with ``employee``: session ``dm:{user}@{employee}``."""
         check_name(user, field="user")
         card = self.catalog.employee(employee)
-        scenario = Scenario.model_validate(
-            {
-                "id": f"dm-{card.id}",
-                "title": f"DM with {card.display_name}",
-                "participants": [card.id],
-                "humans": [user],
-                "announcement": {"text": await self.recommendations(f"employee:{card.id}")},
-            }
-        )
+        tips = await self.recommendations(f"employee:{card.id}")
+        scenario = dm_scenario(card.id, card.display_name, user, tips)
         key = SessionKey(Channel.DM, f"{user}@{card.id}")
-        return self._room(key, compile_plan(scenario, self.catalog, {}))
+        return self._rooms.room(key, compile_plan(scenario, self.catalog, {}))
 
     async def extract(self, session: str) -> SessionKnowledge:
-        """``staffroom extract``: journal, extract and route what a session said since its last
-        extraction (the whole log the first time), as its end would. Nothing new: a report with
-        no run. Idempotent: the entry id is the newest event's."""
+        """``staffroom extract``: journal, extract and route what ``session`` said since its last
+        extraction, as its end would (see :meth:`Room.extract_knowledge`)."""
         room = await self.session(session)
-        deps = self._deps[room.key]
-        span = deps.log.tail_until(lambda e: e.kind == EventKind.KNOWLEDGE)
-        span = [e for e in span if e.kind not in (EventKind.KNOWLEDGE, EventKind.SESSION_END)]
-        if not span:
-            return SessionKnowledge(room.key)
-        return await extract_span(
-            self.knowledge, RoomContext(deps, deps.sink()), span, entry_id=f"extract-{span[-1].id}"
-        )
+        return await room.extract_knowledge(self.knowledge)
 
-    async def reflect(self, employee: str | None = None) -> list[ReflectionRun]:
-        """Run the due reflections of ``employee`` (None: everyone); see :mod:`.reflection`."""
-        return await reflect_due(self, employee)
+    async def reflect(
+        self, employee: str | None = None, *, today: date | None = None
+    ) -> list[ReflectionRun]:
+        """Run the due reflections of ``employee`` (None: everyone in the catalog) as of
+        ``today`` (None: the knowledge layers' today); see :mod:`framework.knowledge.reflection`."""
+        names = [employee] if employee is not None else sorted(self.catalog.employees)
+        return await reflect_due(self.knowledge, self.dm, names, today=today)
 
     async def close_idle(self) -> dict[str, list[Event]]:
-        """End the sessions of this process's rooms and DMs that have been silent for
-        ``Settings.session_idle`` seconds, then run the reflections that are due (what a
-        long-running server calls now and then; see :mod:`framework.reflection`).
-
-        Returns the events each ended session caused, by session key.
-        """
+        """End the sessions of this process's rooms and DMs silent for ``Settings.session_idle``
+        seconds, then run the reflections that are due (what a long-running server calls now
+        and then); returns the events each ended session caused, by session key."""
         ended: dict[str, list[Event]] = {}
-        for key, room in list(self._rooms.items()):
+        for key, room in self._rooms.items():
             if room.idle:
                 ended[key] = await room.close(reason="idle")
-        for run in await reflect_due(self):
-            ended[run.session] = run.events
+        ended.update({run.session: run.events for run in await self.reflect()})
         return ended
 
     async def recommendations(self, scope: str, *, exclude: Sequence[str] = ()) -> str:
@@ -290,110 +191,8 @@ class Staffroom:
         line alone): else from the file its log names (see :meth:`Catalog.resumed_scenario`)."""
         parsed = SessionKey.parse(key)
         if parsed.channel == Channel.DM:
-            user, _, employee = parsed.chat_id.rpartition("@")
-            if not user:
-                raise UnknownNameError(
-                    f"'{key}' is not a DM session key",
-                    field="session",
-                    fix="use dm:<user>@<employee>",
-                )
+            user, employee = parsed.dm_people()
             return await self.dm(employee, user)
-        log = self.sessions.log(parsed)
-        entry = next((e for e in log.iter_events() if e.meta.get("entry")), None)
-        if entry is None or not isinstance(entry.content, dict):
-            known = ", ".join(str(k) for k in self.sessions.list_sessions()) or "none yet"
-            raise UnknownNameError(
-                f"no room {key} in {self.settings.data_dir}",
-                field="session",
-                fix=f"use one of: {known}",
-            )
-        project, content = self.settings.project_dir, entry.content
+        content, project = self.sessions.room_entry(parsed), self.settings.project_dir
         spec = self.catalog.resumed_scenario(key, content, project=project, from_file=scenario_file)
         return await self.room(parsed.chat_id, spec)
-
-    def _room(self, key: SessionKey, plan: RoomPlan) -> Room:
-        cached = self._rooms.get(str(key))
-        if cached is not None and cached.scenario_id == plan.scenario.id:
-            return cached
-        workspace = self.sessions.workspace(key)
-        registry = self._registry_for(plan.scenario)
-        models: dict[str, BaseChatModel] = {}
-        profiles: dict[str, ModelProfile] = {}
-        for eid, card in plan.employees.items():
-            spec, where = self._spec_for(plan.scenario, card)
-            resolved = registry.resolve(spec, where=where)
-            models[eid], profiles[eid] = self._model(resolved, eid)
-        selector_spec = plan.scenario.settings.selector_model
-        selector: BaseChatModel | None = None
-        if selector_spec is None and plan.scenario.settings.selector == "model":
-            selector_spec = self.settings.model_override or self.settings.default_model
-        if selector_spec is not None:
-            where = f"{plan.scenario.source}: settings.selector_model"
-            selector, profiles["selector"] = self._model(
-                registry.resolve(selector_spec, where=where), "selector"
-            )
-        deps = RoomDeps(
-            key=key,
-            plan=plan,
-            log=self.sessions.log(key),
-            workspace=workspace,
-            tools=self.extensions.room_tools(plan.employees),
-            models=RoomModels(models, profiles, selector),
-            extensions=self.extensions,
-            renderer=self._renderer,
-            settings=self.settings,
-            memory=self.memory,
-            sops=self.sops,
-        )
-        for eid in plan.employees:
-            # Render each prompt once now: a broken template fails here, not mid-run.
-            system_prompt(deps, employee=eid, why="selector", step=None)
-        lock = DataFolder(self.settings.data_dir).room_lock(key)
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        room = Room(deps, self._graph, lock)
-        self._rooms[str(key)] = room
-        self._deps[str(key)] = deps  # the composition root keeps what it composed
-        return room
-
-    def _spec_for(self, scenario: Scenario, card: EmployeeCard) -> tuple[ModelSpec, str]:
-        """The model an employee uses, and who named it (precedence: see models_file)."""
-        if self.settings.model_override is not None:
-            return self.settings.model_override, "--model / STAFFROOM_MODEL"
-        if scenario.settings.model is not None:
-            return (
-                scenario.settings.model,
-                f"{scenario.source}:{scenario.line_of('settings', 'model')}",
-            )
-        if card.model is not None:
-            return card.model, f"{card.source}:{card.line_of('model')}"
-        return self.settings.default_model, "Settings.default_model"
-
-    def _registry_for(self, scenario: Scenario) -> ModelRegistry:
-        # A scenario file from another project uses that project's models.yaml when it has one.
-        if scenario.source.is_file():
-            local = project_root(scenario.source) / MODELS_FILE
-            if local.is_file() and local.resolve() != (self.models.source or local).resolve():
-                return ModelRegistry.load(local)
-        return self.models
-
-    def _model(self, spec: ModelSpec, employee: str) -> tuple[BaseChatModel, ModelProfile]:
-        settings = self.settings
-        model: BaseChatModel | None = None
-        if self._model_factory is not None:
-            model = self._model_factory(spec, employee)
-        if model is None:
-            _, cap = limits(
-                spec,
-                context_window=settings.context_window,
-                max_output_tokens=settings.max_output_tokens,
-            )
-            model = build_model(spec, allow_network=settings.allow_network, max_output_tokens=cap)
-            self._owned.append(model)  # an injected model is its embedder's to close
-        profile = profile_for(
-            spec,
-            label=model_label(model, spec),
-            context_window=settings.context_window,
-            max_output_tokens=settings.max_output_tokens,
-            offline=spec.provider in OFFLINE_PROVIDERS or isinstance(model, OfflineChatModel),
-        )
-        return model, profile

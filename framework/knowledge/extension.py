@@ -139,6 +139,17 @@ async def extract_span(
     return done
 
 
+async def extract_new(kb: KnowledgeBase, ctx: HookContext) -> SessionKnowledge:
+    """``staffroom extract``: :func:`extract_span` over what the session said since its last
+    extraction (the whole log the first time), as its end would. Nothing new: a report with no
+    run. Idempotent: the entry id is the newest event's."""
+    span = ctx.log.tail_until(lambda e: e.kind == EventKind.KNOWLEDGE)
+    span = [e for e in span if e.kind not in (EventKind.KNOWLEDGE, EventKind.SESSION_END)]
+    if not span:
+        return SessionKnowledge(str(ctx.key))
+    return await extract_span(kb, ctx, span, entry_id=f"extract-{span[-1].id}")
+
+
 def extractor_for(ctx: HookContext) -> Extractor:
     """The room's first employee's model extracts; the offline simulator uses the rules."""
     model = ctx.model(ctx.participants[0])

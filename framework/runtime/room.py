@@ -24,6 +24,9 @@ from langgraph.types import Command, StateSnapshot
 
 from framework.errors import InputError, StorageError
 from framework.extensions.hooks import BackgroundDue
+from framework.knowledge.after_session import SessionKnowledge
+from framework.knowledge.base import KnowledgeBase
+from framework.knowledge.extension import extract_new
 from framework.memory.consolidation import ConsolidationReport
 from framework.memory.extension import consolidator_for
 from framework.models.profile import ModelProfile
@@ -239,11 +242,8 @@ class Room:
         self._in_background()
 
     async def retry(self) -> AsyncIterator[Event]:
-        """Retry the step a model error paused, without posting anything (after a fix).
-
-        Does nothing unless the room waits on a model error; a room that waits for people
-        goes on only with :meth:`post`.
-        """
+        """Retry the step a model error paused (after a fix), posting nothing; a room that
+        waits on anything else is left as it is (one waiting for people goes on with post)."""
         async with self._running():
             status = await self.status()
             if status.wait_reason != "model_error":
@@ -272,6 +272,10 @@ class Room:
         return await consolidator_for(
             RoomContext(self._deps, self._deps.sink()), self._deps.memory
         ).run(force=force)
+
+    async def extract_knowledge(self, kb: KnowledgeBase) -> SessionKnowledge:
+        """Journal, extract and route into ``kb`` what was said since the last extraction."""
+        return await extract_new(kb, RoomContext(self._deps, self._deps.sink()))
 
     async def drain(self) -> None:
         """Wait for background work (``background`` hooks) started by earlier replies.
@@ -338,14 +342,9 @@ class Room:
             if rebuilt is None:
                 return RebuildReport(self.key, before, "reset", None, [])
             values, to = rebuilt.values, rebuilt.resume_at
-            if to == "end":
-                await self._graph.aupdate_state(
-                    self._config, Command(goto=END, update=values), as_node="route"
-                )
-            else:
-                await self._graph.aupdate_state(
-                    self._config, Command(goto=to, update=values), as_node="turn"
-                )
+            goto, node = (END, "route") if to == "end" else (to, "turn")
+            command = Command(goto=goto, update=values)
+            await self._graph.aupdate_state(self._config, command, as_node=node)
             if to == "human":
                 # Re-enter the pause: its wait event is already logged (same id, skipped).
                 async for _ in self._stream(None):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from framework.errors import InputError
+from framework.errors import InputError, UnknownNameError
 from framework.names import NAME_FIX, is_name
 
 __all__ = ["Channel", "SessionKey"]
@@ -56,6 +56,16 @@ class SessionKey:
 
     def __str__(self) -> str:
         return f"{self.channel}:{self.chat_id}"
+
+    def dm_people(self) -> tuple[str, str]:
+        """``(user, employee)`` of a DM's key ``dm:<user>@<employee>``; else
+        :class:`UnknownNameError` saying how a DM key is written."""
+        user, _, employee = self.chat_id.rpartition("@")
+        if self.channel != Channel.DM or not user:
+            raise UnknownNameError(
+                f"'{self}' is not a DM session key", field="session", fix="use dm:<user>@<employee>"
+            )
+        return user, employee
 
 
 def _parse_channel(text: str) -> Channel:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 from framework.data_folder import DataFolder
-from framework.errors import InputError
+from framework.errors import InputError, UnknownNameError
 from framework.sessions.jsonl_log import Durability, JsonlLog, LockKind
 from framework.sessions.keys import SessionKey
 from framework.sessions.workspace import Workspace
@@ -50,6 +51,17 @@ class SessionStore:
                 log = JsonlLog(self.log_path(key), durability=self.durability, lock=self.lock)
                 self._logs[key] = log
             return log
+
+    def room_entry(self, key: SessionKey) -> dict[str, Any]:
+        """What room ``key`` was entered with (its log's entry event: the scenario's id, and
+        file); :class:`UnknownNameError` listing the sessions there are when its log has none."""
+        entry = next((e for e in self.log(key).iter_events() if e.meta.get("entry")), None)
+        if entry is None or not isinstance(entry.content, dict):
+            known = ", ".join(str(k) for k in self.list_sessions()) or "none yet"
+            raise UnknownNameError(
+                f"no room {key} in {self.data_dir}", field="session", fix=f"use one of: {known}"
+            )
+        return entry.content
 
     def workspace(self, key: SessionKey) -> Workspace:
         """The session's workspace: one folder per Room (or DM), shared by all its employees."""

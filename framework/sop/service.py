@@ -195,11 +195,26 @@ class SopService:
         return [*choice.explain(), *await trial_flow.explain(self.store, sop_id, choice, policy)]
 
     async def for_new_room(
-        self, sop_ids: Sequence[str], room: str, settings: ScenarioSettings
+        self,
+        sop_ids: Sequence[str],
+        room: str,
+        settings: ScenarioSettings,
+        *,
+        library: Path | None = None,
     ) -> tuple[dict[str, SopVersion], dict[str, dict[str, str | float]]]:
         """:meth:`for_room` for each SOP a new room's scenario names, with its trial settings:
         the versions by SOP id (an SOP with no published version is left out), and the trials
-        the room takes part in (what its entry event records)."""
+        the room takes part in (what its entry event records).
+
+        ``library``: a user project's own SOP cards, imported first. An SOP whose card is
+        broken (there, or in the library imported on open) raises its card's error: a room
+        never runs on a stale version."""
+        problems = dict(self.library_problems)
+        if library is not None:
+            problems.update((await import_library(self.store, library, strict=False)).problems)
+        for sop_id in sop_ids:
+            if (problem := problems.get(sop_id)) is not None:
+                raise problem.with_traceback(None)
         policy = TrialPolicy(settings.sop_trial_share, settings.sop_trial_runs)
         versions: dict[str, SopVersion] = {}
         trials: dict[str, dict[str, str | float]] = {}

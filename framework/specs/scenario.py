@@ -305,4 +305,25 @@ def load_scenario(path: str | Path) -> Scenario:
     return validate(Scenario, data, file=path, lines=lines, error_cls=ScenarioError)
 
 
-__all__ = ["SOP_FUNCTION", "Announcement", "Scenario", "ScenarioSettings", "load_scenario"]
+def dm_scenario(employee: str, display_name: str, user: str, announcement: str) -> Scenario:
+    """The scenario of a DM: ``user`` alone with ``employee`` (shown as ``display_name``),
+    with ``announcement`` (the SOPs recommended to it) as its announcement."""
+    return Scenario.model_validate(
+        {
+            "id": f"dm-{employee}",
+            "title": f"DM with {display_name}",
+            "participants": [employee],
+            "humans": [user],
+            "announcement": {"text": announcement},
+        }
+    )
+
+
+__all__ = [
+    "SOP_FUNCTION",
+    "Announcement",
+    "Scenario",
+    "ScenarioSettings",
+    "dm_scenario",
+    "load_scenario",
+]

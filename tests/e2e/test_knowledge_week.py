@@ -18,7 +18,6 @@ from paths import ROOT
 
 from framework import Staffroom
 from framework.knowledge.library import NotEntitledError
-from framework.reflection import reflect_due
 from framework.sessions.events import EventKind
 
 KNOWLEDGE_YAML = """\
@@ -119,11 +118,11 @@ async def test_a_week_of_sessions_fills_every_layer(project: Path, tmp_path: Pat
                 assert not any("isolated" in h.source or h.partition != "open" for h in hits)
 
         # A week later nothing is due; two weeks on, the standing reflection runs a session.
-        assert await reflect_due(staff, "pm", today=date.today() + timedelta(days=3)) == []
-        [run] = await reflect_due(staff, "pm", today=date.today() + timedelta(days=15))
+        assert await staff.reflect("pm", today=date.today() + timedelta(days=3)) == []
+        [run] = await staff.reflect("pm", today=date.today() + timedelta(days=15))
         assert run.session == "dm:reflection@pm" and run.days_read >= 1
         assert run.knowledge is not None, "the reflection session's end was extracted"
-        again = await reflect_due(staff, "pm", today=date.today() + timedelta(days=15))
+        again = await staff.reflect("pm", today=date.today() + timedelta(days=15))
         assert again == [], "a run moves the trigger's next due date"
 
     # Every knowledge event is in the logs, in order, and the trackers hold no duplicate.

@@ -88,7 +88,7 @@ def _writing(
 ) -> Settings:
     """Settings for a command that calls models and writes to the data folder: the model
     override is checked, and a read-only folder refused, before anything opens."""
-    from framework.admin import require_writable
+    from framework.stores import require_writable
 
     settings = settings_for(data_dir, project, model, uses_model=True)
     require_writable(settings.data_dir, command)

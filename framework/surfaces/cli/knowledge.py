@@ -2,7 +2,7 @@
 
 ``staffroom knowledge list|show|stale|review``, and the top-level ``trackers``, ``proposal``,
 ``search``, ``extract`` and ``forget`` (registered in ``cli/__init__.py``). Reading commands
-open the data folder through :meth:`Staffroom.admin`; ``extract`` opens the full Staffroom
+open the data folder through :meth:`Stores.open`; ``extract`` opens the full Staffroom
 (it may call a model), ``search`` writes the derived index, ``review``, ``proposal`` and
 ``forget`` change files: those refuse a read-only folder before anything opens.
 """
@@ -66,12 +66,12 @@ def _admin_job(
     settings = settings_for(data_dir, project, None)
     console.language = label_language(settings)
 
-    from framework.staffroom import Staffroom
+    from framework.stores import Stores
 
     async def main() -> int:
-        admin = await Staffroom.admin(settings=settings, writes=bool(writes), command=writes)
-        async with admin:
-            return await job(admin.knowledge())
+        stores = await Stores.open(settings=settings, writes=bool(writes), command=writes)
+        async with stores:
+            return await job(stores.knowledge())
 
     return asyncio.run(main())
 
@@ -298,7 +298,7 @@ def extract(
     model: Annotated[str | None, typer.Option("--model", help="Model that extracts.")] = None,
 ) -> None:
     """Extract what a session said since its last extraction: journals, items, routing."""
-    from framework.admin import require_writable
+    from framework.stores import require_writable
 
     settings = settings_for(data_dir, project, model, uses_model=model is not None)
     require_writable(settings.data_dir, "extract")
@@ -363,7 +363,7 @@ def reflect(
 ) -> None:
     """Run the reflections that are due: each reads its journals and knowledge in a session
     whose end is extracted like any other."""
-    from framework.admin import require_writable
+    from framework.stores import require_writable
 
     settings = settings_for(data_dir, project, model, uses_model=model is not None)
     require_writable(settings.data_dir, "reflect")

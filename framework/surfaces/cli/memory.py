@@ -8,6 +8,7 @@ from rich.markup import escape
 from framework.phrases import Phrase
 from framework.settings import Settings
 from framework.staffroom import Staffroom
+from framework.stores import Stores
 from framework.surfaces.cli.render import labels_language
 
 NO_MEMORY = Phrase(en="no memory yet: {path}", zh="还没有记忆：{path}")
@@ -89,8 +90,8 @@ async def show_memory(settings: Settings, employee: str, user: str, console: Con
     :class:`~framework.errors.InputError`: the CLI prints it with its fix and exits 2.
     """
     lang = labels_language(console)
-    async with await Staffroom.admin(settings=settings) as admin:
-        memory = admin.memory.memory(admin.employee(employee), user)
+    async with await Stores.open(settings=settings) as stores:
+        memory = stores.memory.memory(stores.employee(employee), user)
         doc = memory.read()
         if not memory.path.exists():
             console.print(escape(NO_MEMORY(lang, path=memory.path)))
@@ -104,7 +105,7 @@ async def show_memory(settings: Settings, employee: str, user: str, console: Con
             refusal = escape(doc.write_refusal.render())
             console.print(f"[bold yellow]{WRITES_REFUSED(lang)}[/] {refusal}", highlight=False)
         records, superseded = memory.facts.load()
-        shared = sorted(admin.memory.shared_sections(employee, user))
+        shared = sorted(stores.memory.shared_sections(employee, user))
     for entries in doc.sections.values():
         for entry in entries:
             record = records.get(entry)
@@ -132,8 +133,8 @@ async def set_shared(
     folder is refused before anything is written)."""
     wanted = [] if spec.strip().lower() == "none" else [s.strip() for s in spec.split(",")]
     command = "memory --share"
-    async with await Staffroom.admin(settings=settings, writes=True, command=command) as admin:
-        chosen = admin.memory.share(admin.employee(employee), user, [s for s in wanted if s])
+    async with await Stores.open(settings=settings, writes=True, command=command) as stores:
+        chosen = stores.memory.share(stores.employee(employee), user, [s for s in wanted if s])
     lang = labels_language(console)
     sections = ", ".join(sorted(chosen)) or NOTHING(lang)
     console.print(escape(NOW_SHARED(lang, user=user, employee=employee, sections=sections)))

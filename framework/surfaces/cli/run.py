@@ -23,6 +23,7 @@ from framework.sop.outcomes import TURN_FAILURES
 from framework.sop.ref import SopRef
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
+from framework.stores import Stores
 from framework.surfaces.cli.hints import CONTINUE_HINT, HintConsole, Invocation
 from framework.surfaces.cli.render import labels_language, render_event
 from framework.surfaces.cli.script import (
@@ -281,11 +282,11 @@ async def show_history(
     ``follow``: then print each new event as any process appends it, until interrupted (the
     follower ``Room.subscribe`` and the server's streams use)."""
     key = SessionKey.parse(session)
-    async with await Staffroom.admin(settings=settings) as admin:
-        store = admin.sessions
+    async with await Stores.open(settings=settings) as stores:
+        store = stores.sessions
         if not store.log_path(key).exists():
             known = ", ".join(str(k) for k in store.list_sessions()) or "none yet"
-            where = admin.folder.sessions_dir
+            where = stores.folder.sessions_dir
             console.print(f"[red]no session {key} in {where}[/] (known: {known})")
             return 2
         log = store.log(key)
@@ -311,16 +312,16 @@ async def show_history(
 async def replay_session(settings: Settings, session: str, console: Console) -> int:
     """Show a session again with the SOP version it ran on (not today's best)."""
     key = SessionKey.parse(session)
-    async with await Staffroom.admin(settings=settings) as admin:
-        if not admin.sessions.log_path(key).exists():
-            console.print(f"[red]no session {key} in {admin.folder.sessions_dir}[/]")
+    async with await Stores.open(settings=settings) as stores:
+        if not stores.sessions.log_path(key).exists():
+            console.print(f"[red]no session {key} in {stores.folder.sessions_dir}[/]")
             return 2
-        events = admin.sessions.log(key).read_all()
+        events = stores.sessions.log(key).read_all()
         refs = [sop for e in events if is_entry(e) and (sop := entry_meta(e).sop)]
         if refs:
             # Replay only reads (a read-only folder gets a read-only connection), and shows
             # the versions as stored: no card is imported.
-            sops = (await admin.sops(import_cards=False)).store
+            sops = (await stores.sops(import_cards=False)).store
             for text in dict.fromkeys(refs):
                 ref = SopRef.parse(text, field="sop", require_version=True)
                 version = await sops.get(ref.sop_id, ref.version)

@@ -72,7 +72,7 @@ def serve(
     ] = "info",
 ) -> None:
     """Serve rooms and DMs over HTTP: JSON API, SSE streams, webhooks (docs at /docs)."""
-    from framework.admin import require_writable
+    from framework.stores import require_writable
     from framework.surfaces.server.config import load_config
 
     if log_level not in LOG_LEVELS:

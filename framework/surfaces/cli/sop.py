@@ -46,14 +46,14 @@ def _run(
     command: str = "sop",
 ) -> None:
     """Run ``job`` on the SOP service; a command that only reads also works on a read-only
-    data folder (see ``framework.admin``), one that ``writes`` is refused there up front."""
+    data folder (see ``framework.stores``), one that ``writes`` is refused there up front."""
 
-    from framework.staffroom import Staffroom
+    from framework.stores import Stores
 
     async def main() -> None:
-        admin = await Staffroom.admin(settings=settings, writes=writes, command=command)
-        async with admin:
-            service = await admin.sops()
+        stores = await Stores.open(settings=settings, writes=writes, command=command)
+        async with stores:
+            service = await stores.sops()
             try:
                 await job(service)
             except sqlite3.Error as exc:  # e.g. a read-only store written by another version

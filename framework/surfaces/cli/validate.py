@@ -101,11 +101,11 @@ async def _store_view(settings: Settings, libraries: dict[Path, set[str]]) -> _S
             found = await import_problems(None, library)
             view.problems += [found[i] for i in sorted(ids) if i in found]
         return view
-    from framework.staffroom import Staffroom  # a store to read: open it as `run` would
+    from framework.stores import Stores  # a store to read: open it as `run` would
 
     try:
-        async with await Staffroom.admin(settings=settings) as admin:
-            service = await admin.sops(import_cards=False)
+        async with await Stores.open(settings=settings) as stores:
+            service = await stores.sops(import_cards=False)
             for sop_id in await service.store.sop_ids():
                 with suppress(UnknownNameError):  # drafts only: not a version rooms can use
                     view.bests[sop_id] = await service.best(sop_id)

@@ -1,5 +1,6 @@
-"""``Staffroom.admin``: a data folder's stores for admin work, without the project's models,
-cards or checkpoints, and usable on a folder this user cannot write to."""
+"""``Stores.open``: a data folder's stores for the reading and admin commands, without the
+project's models, cards or checkpoints, and usable on a folder this user cannot write to;
+the ``Staffroom`` holds the same object."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from framework.errors import InputError
 from framework.sessions.events import EventKind, make_event
 from framework.sessions.keys import SessionKey
 from framework.staffroom import Staffroom
+from framework.stores import Stores
 
 # $0 is the folder to mount read-only, "$@" the command to run under it (as root, where
 # permissions are not enforced, a private mount namespace makes the folder read-only).
@@ -29,17 +31,17 @@ _READER = textwrap.dedent(
     import asyncio, sys
     from framework.errors import StorageError
     from framework.sessions.keys import SessionKey
-    from framework.staffroom import Staffroom
+    from framework.stores import Stores
 
     async def main(data: str, project: str) -> None:
-        async with await Staffroom.admin(data, project_dir=project) as admin:
-            print("writable", admin.writable)
-            print("sops", await (await admin.sops()).store.sop_ids())
-            log = admin.sessions.log(SessionKey.parse("room:r1"))
+        async with await Stores.open(data, project_dir=project) as stores:
+            print("writable", stores.writable)
+            print("sops", await (await stores.sops()).store.sop_ids())
+            log = stores.sessions.log(SessionKey.parse("room:r1"))
             print("events", [e.text for e in log.read_all()])
-            print("memory", admin.memory.memory("pm", "alice").read().sections["facts"])
+            print("memory", stores.memory.memory("pm", "alice").read().sections["facts"])
         try:
-            await Staffroom.admin(data, project_dir=project, writes=True, command="sop approve")
+            await Stores.open(data, project_dir=project, writes=True, command="sop approve")
         except StorageError as exc:
             print("refused", exc)
 
@@ -56,28 +58,28 @@ def _project(tmp_path: Path) -> Path:
     return project
 
 
-async def test_admin_opens_stores_without_models_cards_or_checkpoints(tmp_path: Path) -> None:
+async def test_stores_open_without_models_cards_or_checkpoints(tmp_path: Path) -> None:
     project, data = _project(tmp_path), tmp_path / "data"
     with pytest.raises(InputError, match=r"models\.yaml"):
         await Staffroom.open(data, project_dir=project)  # the full open loads the project
-    async with await Staffroom.admin(data, project_dir=project) as admin:
-        assert admin.writable and admin.folder == DataFolder(data)
+    async with await Stores.open(data, project_dir=project) as stores:
+        assert stores.writable and stores.folder == DataFolder(data)
         assert not data.exists(), "nothing is opened before it is used"
-        service = await admin.sops()
-        assert await admin.sops() is service
+        service = await stores.sops()
+        assert await stores.sops() is service
         assert await service.store.sop_ids() == [
             "escalation",
             "tech-article",
         ]  # cards imported, as always
         key = SessionKey.parse("room:r1")
-        admin.sessions.log(key).append(make_event(str(key), EventKind.MESSAGE, "ann", "hi"))
+        stores.sessions.log(key).append(make_event(str(key), EventKind.MESSAGE, "ann", "hi"))
     assert sorted(p.name for p in data.iterdir()) == ["sessions", "sops.sqlite", "stores.json"]
-    assert not admin.folder.checkpoints.exists()
-    async with await Staffroom.admin(tmp_path / "other", project_dir=project) as bare:
+    assert not stores.folder.checkpoints.exists()
+    async with await Stores.open(tmp_path / "other", project_dir=project) as bare:
         assert await (await bare.sops(import_cards=False)).store.sop_ids() == []
 
 
-def test_admin_reads_a_read_only_folder_and_refuses_writes(tmp_path: Path) -> None:
+def test_stores_read_a_read_only_folder_and_refuse_writes(tmp_path: Path) -> None:
     project, data = _project(tmp_path), tmp_path / "data"
     _fill(data, project)
     cmd = [sys.executable, "-c", _READER, str(data), str(project)]
@@ -108,15 +110,32 @@ def test_admin_reads_a_read_only_folder_and_refuses_writes(tmp_path: Path) -> No
     assert "`staffroom sop approve` writes to it" in out[4]
 
 
+async def test_a_staffroom_holds_the_same_stores(tmp_path: Path) -> None:
+    async with await Staffroom.open(tmp_path / "data") as staff:
+        stores = staff.stores
+        assert stores.writable and stores.folder.checkpoints.is_file()
+        assert staff.sessions is stores.sessions and staff.memory is stores.memory
+        assert staff.sops is await stores.sops() and staff.knowledge is stores.knowledge()
+        assert await stores.checkpoints() is await stores.checkpoints(), "opened once"
+
+
+async def test_staffroom_admin_still_opens_the_stores_with_a_warning(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match=r"Stores\.open"):
+        opened = await Staffroom.admin(tmp_path / "data", project_dir=_project(tmp_path))
+    async with opened as stores:
+        assert isinstance(stores, Stores)
+        assert await (await stores.sops()).store.sop_ids() == ["escalation", "tech-article"]
+
+
 def _fill(data: Path, project: Path) -> None:
     """A session log, an SOP store and a MEMORY.md, written as a writable folder."""
 
     async def fill() -> None:
-        async with await Staffroom.admin(data, project_dir=project) as admin:
-            await admin.sops()
+        async with await Stores.open(data, project_dir=project) as stores:
+            await stores.sops()
             key = SessionKey.parse("room:r1")
-            admin.sessions.log(key).append(make_event(str(key), EventKind.MESSAGE, "ann", "hi"))
-            memory = admin.memory.memory("pm", "alice")
+            stores.sessions.log(key).append(make_event(str(key), EventKind.MESSAGE, "ann", "hi"))
+            memory = stores.memory.memory("pm", "alice")
             memory.path.parent.mkdir(parents=True)
             memory.path.write_text("# 关键事实\nalice writes in English\n", encoding="utf-8")
 

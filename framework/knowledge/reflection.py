@@ -10,30 +10,53 @@ extracts the reflection like any other session, so what it concludes lands in tr
 files and proposals. The trigger's ``last_run`` is then set; nothing is deleted.
 
 Called by ``staffroom reflect`` and by :meth:`Staffroom.close_idle` (what a long-running
-server calls now and then).
+server calls now and then). The knowledge layer does not run rooms: the caller hands
+:func:`reflect_due` a way to open an employee's DM (``Staffroom.dm``), which it only posts to
+and closes (:class:`ReflectionChat`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from framework.knowledge.base import KnowledgeBase
 from framework.knowledge.journal import JournalDay
 from framework.knowledge.topic_file import Topic
 from framework.knowledge.tracker_items import Reflection
 from framework.sessions.events import Event, EventKind
 from framework.specs.limits import MAX_TEXT_CHARS
 
-if TYPE_CHECKING:  # staffroom.py calls this module
-    from framework.staffroom import Staffroom
-
-__all__ = ["REFLECTION_USER", "ReflectionRun", "reflect_due"]
+__all__ = ["REFLECTION_USER", "OpenDm", "ReflectionChat", "ReflectionRun", "reflect_due"]
 
 REFLECTION_USER = "reflection"
 """The author of a reflection brief (the DM is ``dm:reflection@{employee}``)."""
 _LOOKBACK_DAYS = 14  # a first run reads this far back from the trigger's creation
+
+
+class ReflectionChat(Protocol):
+    """What a reflection needs of the employee's DM (a :class:`~framework.runtime.room.Room`
+    is one): post the brief, hear the replies, end the session."""
+
+    @property
+    def key(self) -> str:
+        """The session key, ``dm:reflection@{employee}``."""
+        ...
+
+    def post(self, text: str, *, author: str, message_id: str) -> AsyncIterator[Event]:
+        """Post ``text`` and yield it and every event it causes."""
+        ...
+
+    async def close(self, *, reason: str) -> list[Event]:
+        """End the session (its end journals and extracts it); the events that caused."""
+        ...
+
+
+OpenDm = Callable[[str, str], Awaitable[ReflectionChat]]
+"""``(employee, user) -> `` that employee's DM with ``user`` (``Staffroom.dm``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,29 +75,26 @@ class ReflectionRun:
 
 
 async def reflect_due(
-    staff: Staffroom, employee: str | None = None, *, today: date | None = None
+    kb: KnowledgeBase, open_dm: OpenDm, employees: Iterable[str], *, today: date | None = None
 ) -> list[ReflectionRun]:
-    """Run every due reflection of ``employee`` (None: of every employee in the catalog)."""
-    kb = staff.knowledge
+    """Run every due reflection of ``employees``, each in its DM opened by ``open_dm``."""
     day = today or kb.today()
-    names = [employee] if employee is not None else sorted(staff.catalog.employees)
     runs: list[ReflectionRun] = []
-    for name in names:
+    for name in employees:
         for trigger in await asyncio.to_thread(kb.trackers.due, name, day):
-            runs.append(await _reflect(staff, name, trigger, day))
+            runs.append(await _reflect(kb, open_dm, name, trigger, day))
     return runs
 
 
 async def _reflect(
-    staff: Staffroom, employee: str, trigger: Reflection, day: date
+    kb: KnowledgeBase, open_dm: OpenDm, employee: str, trigger: Reflection, day: date
 ) -> ReflectionRun:
-    kb = staff.knowledge
     # A first run reads from before the trigger existed (the journals that led to it).
     since = trigger.last_run or min(trigger.created, day) - timedelta(days=_LOOKBACK_DAYS)
     journals = await asyncio.to_thread(kb.journal.entries_since, employee, since)
     topics = await asyncio.to_thread(kb.topics(employee).list)
     brief = _brief(trigger, since, journals, topics)
-    room = await staff.dm(employee, REFLECTION_USER)
+    room = await open_dm(employee, REFLECTION_USER)
     message_id = f"reflect-{employee}-{trigger.id}-{day.isoformat()}"  # once per trigger a day
     said = [e async for e in room.post(brief, author=REFLECTION_USER, message_id=message_id)]
     ended = await room.close(reason="reflection")

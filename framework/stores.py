@@ -1,10 +1,10 @@
-"""A data folder opened for admin work: its stores, without the project, models or rooms.
+"""One data folder's stores, each opened on first use: the one object that holds them.
 
-``staffroom sop ...``, ``history``, ``replay`` and ``memory`` (and a server's admin pages
-later) read and change a data folder's stores. They need no catalog, no model and no
-checkpointer, so :meth:`framework.staffroom.Staffroom.admin` opens a :class:`StaffroomAdmin`
-that holds only the stores, each opened when first used. (``memory`` reads the project's
-employee cards only to tell an unknown employee from one with no memory yet.)
+A :class:`~framework.staffroom.Staffroom` holds a :class:`Stores` (its ``stores``) and adds the
+project, the models and the rooms. The reading and admin commands (``staffroom sop ...``,
+``history``, ``replay``, ``memory``, ``knowledge ...``) open a :class:`Stores` alone with
+:meth:`Stores.open`: they need no catalog, no model and no checkpointer. (``memory`` reads
+the project's employee cards only to tell an unknown employee from one with no memory yet.)
 
 Read-only folders: what only reads works on a data folder mounted read-only or owned by
 someone else (``sops.sqlite`` opens with SQLite's ``mode=ro``, nothing is imported). What
@@ -16,33 +16,52 @@ lose it).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
-from framework.data_folder import DataFolder, connect_store
+import aiosqlite
+
+from framework.data_folder import CHECKPOINTS, SOPS, DataFolder, connect_store
 from framework.errors import StorageError
 from framework.knowledge.base import KnowledgeBase
 from framework.memory.store import MemoryStore
 from framework.names import check_name
+from framework.phrases import Language
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.service import SopService
 from framework.sop.store import SopStore
 from framework.specs.catalog import Catalog
-from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
+from framework.specs.knowledge_file import KNOWLEDGE_FILE, KnowledgeConfig, load_knowledge_file
 from framework.specs.project import AGENTS
 from framework.specs.project import SOPS as SOP_LIBRARY
 
-__all__ = ["StaffroomAdmin", "require_writable"]
+if TYPE_CHECKING:  # langgraph is imported when checkpoints are opened: reading commands skip it
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+__all__ = ["Stores", "require_writable", "settings_for"]
 
 
-class StaffroomAdmin:
-    """The stores of one data folder for admin commands. Open with ``Staffroom.admin``;
-    close with :meth:`close` (or ``async with``)."""
+class Stores:
+    """The stores of one data folder. Open alone with :meth:`open` (what the reading and
+    admin commands use), or get a :class:`Staffroom`'s as ``staff.stores``; close with
+    :meth:`close` (or ``async with``)."""
 
-    def __init__(self, settings: Settings, *, writable: bool) -> None:
-        """Hold the folder's stores (nothing is opened yet); use ``Staffroom.admin``."""
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        writable: bool,
+        knowledge: KnowledgeConfig | None = None,
+        language_of: Callable[[str], Language | None] | None = None,
+    ) -> None:
+        """Hold the folder's stores (nothing is opened yet); use :meth:`open`.
+
+        ``knowledge``: the project's ``knowledge.yaml``, loaded already (None: loaded on
+        first use); ``language_of``: an employee's language, which a new MEMORY.md's titles
+        follow (see :class:`MemoryStore`)."""
         self.settings = settings
         self.folder = DataFolder(settings.data_dir)
         """Where everything in the data folder lives."""
@@ -52,15 +71,28 @@ class StaffroomAdmin:
             settings.data_dir, durability=settings.durability, lock=settings.lock
         )
         """Session logs and workspaces (opened per session, on first use)."""
-        self.memory = MemoryStore(settings)
+        self.memory = MemoryStore(settings, language_of=language_of)
         """MEMORY.md and HISTORY.md files (read from disk on every use)."""
+        self._knowledge_config = knowledge
         self._sops: SopService | None = None
         self._knowledge: KnowledgeBase | None = None
+        self._checkpoints: tuple[aiosqlite.Connection, AsyncSqliteSaver] | None = None
 
     @classmethod
-    def open(cls, settings: Settings, *, writes: bool = False, command: str = "") -> Self:
-        """The admin view of ``settings.data_dir``; with ``writes``, a read-only folder is
-        refused first (:func:`require_writable`), so nothing is left half-done."""
+    async def open(
+        cls,
+        data_dir: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        project_dir: str | Path | None = None,
+        writes: bool = False,
+        command: str = "",
+    ) -> Self:
+        """The stores of the data folder (``data_dir``, else ``settings.data_dir``); no
+        catalog, model or checkpointer is loaded. With ``writes``, a read-only folder is
+        refused first (:func:`require_writable`, naming ``command``), so nothing is left
+        half-done."""
+        settings = settings_for(data_dir, settings, project_dir)
         folder = DataFolder(settings.data_dir)
         if writes:
             require_writable(folder.root, command)
@@ -69,10 +101,9 @@ class StaffroomAdmin:
     async def sops(self, *, import_cards: bool = True) -> SopService:
         """The SOP library, opened on first use (the same service afterwards).
 
-        Writable folder: opened as :meth:`Staffroom.open` does, the project's
-        ``sop_library/`` cards imported first unless ``import_cards`` is False (the store as
-        it is, e.g. for a replay). Read-only folder: the stored versions through a read-only
-        connection, nothing imported.
+        Writable folder: the project's ``sop_library/`` cards are imported first unless
+        ``import_cards`` is False (the store as it is, e.g. for a replay). Read-only folder:
+        the stored versions through a read-only connection, nothing imported.
         """
         if self._sops is not None:
             return self._sops
@@ -89,6 +120,49 @@ class StaffroomAdmin:
             self._sops = SopService(await _read_only_store(self.folder))
         return self._sops
 
+    async def checkpoints(self) -> AsyncSqliteSaver:
+        """Where every room stands (LangGraph's checkpoints in ``checkpoints.sqlite``),
+        opened and set up on first use (the same saver afterwards); only running rooms need it."""
+        if self._checkpoints is not None:
+            return self._checkpoints[1]
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # see TYPE_CHECKING
+
+        path = self.folder.checkpoints
+        try:
+            self.folder.root.mkdir(parents=True, exist_ok=True)
+            conn = await connect_store(path)  # damage found later names the file
+        except (OSError, aiosqlite.Error) as exc:
+            raise StorageError(f"cannot open the data folder {self.folder.root}: {exc}") from exc
+        try:
+            await conn.execute("PRAGMA synchronous=NORMAL")
+            saver = AsyncSqliteSaver(conn)
+            await saver.setup()
+        except aiosqlite.Error as exc:
+            await conn.close()  # else aiosqlite's worker thread keeps the process alive
+            raise StorageError(
+                f"cannot use {path}: {exc}; restore it from a backup, or move it aside "
+                "and rebuild every room from its log: staffroom doctor --repair"
+            ) from exc
+        except BaseException:
+            await conn.close()
+            raise
+        self._checkpoints = (conn, saver)
+        return saver
+
+    async def open_for_rooms(self) -> tuple[AsyncSqliteSaver, SopService]:
+        """Open what running rooms needs now (the checkpoints, then the SOPs, the project's
+        cards imported): a lost store is reported first, never silently recreated empty; on
+        any failure everything opened is closed again."""
+        self.folder.check_stores()
+        try:
+            saver = await self.checkpoints()
+            sops = await self.sops()
+        except BaseException:
+            await self.close()  # else aiosqlite's worker threads keep the process alive
+            raise
+        self.folder.record(CHECKPOINTS, SOPS)
+        return saver, sops
+
     def employee(self, employee: str) -> str:
         """``employee`` once it names one: a card in the project's ``agents/``, or someone this
         folder holds memory of (an employee of another project, or one since removed). Else
@@ -102,18 +176,23 @@ class StaffroomAdmin:
         """The knowledge layers, configured by the project's ``knowledge.yaml`` (loaded on
         first use: a broken file is an :class:`~framework.errors.InputError` with its line)."""
         if self._knowledge is None:
-            config = load_knowledge_file(self.settings.project_dir / KNOWLEDGE_FILE)
+            config = self._knowledge_config
+            if config is None:
+                config = load_knowledge_file(self.settings.project_dir / KNOWLEDGE_FILE)
             self._knowledge = KnowledgeBase(self.settings.data_dir, config)
         return self._knowledge
 
     async def close(self) -> None:
-        """Close every store opened through this admin."""
+        """Close every store opened through this object."""
         self.sessions.close()
         if self._knowledge is not None:
             await self._knowledge.close()
         if self._sops is not None:
             await self._sops.close()
             self._sops = None
+        if self._checkpoints is not None:
+            await self._checkpoints[0].close()
+            self._checkpoints = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -125,6 +204,19 @@ class StaffroomAdmin:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+def settings_for(
+    data_dir: str | Path | None, settings: Settings | None, project_dir: str | Path | None
+) -> Settings:
+    """``settings`` (default: from the environment) with ``data_dir`` and ``project_dir``
+    when given: what ``Staffroom.open`` and :meth:`Stores.open` take."""
+    settings = settings or Settings.from_env()
+    if data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+    if project_dir is not None:
+        settings = settings.model_copy(update={"project_dir": Path(project_dir)})
+    return settings
 
 
 def require_writable(data_dir: Path, command: str = "") -> None:
