@@ -16,8 +16,6 @@ from rich.markup import escape
 from framework.errors import InputError, StorageError
 from framework.phrases import Phrase
 from framework.settings import Settings
-from framework.sop import drafting
-from framework.sop.drafting import Edit, save_edit
 from framework.sop.edits import diff_steps
 from framework.sop.model import Status
 from framework.sop.ref import SopRef
@@ -148,6 +146,8 @@ def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option(
 
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
+        from framework.sop import drafting  # loads the SOP service: only when the command runs
+
         v = await drafting.approve(service, chosen.sop_id, chosen.version or 0, reviewer)
         approved = ", ".join(a.reviewer for a in v.approvals)
         said = sop_tables.APPROVED_BY(labels_language(console), ref=v.ref, reviewers=approved)
@@ -176,6 +176,8 @@ def publish(
     async def job(service: SopService) -> None:
         chosen = await _ref(service, ref, required=True)
         before = await service.store.get(chosen.sop_id, chosen.version)
+        from framework.sop import drafting
+
         v = await drafting.publish(
             service, chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
         )
@@ -228,6 +230,8 @@ def edit(
             language = labels_language(console)
             raise InputError(NO_AUTHOR(language), field="--by", fix=NO_AUTHOR_FIX(language))
         text = card.read_text(encoding="utf-8") if card is not None else None
+        from framework.sop.drafting import Edit, save_edit
+
         made = Edit(author, note, base, card=text, goal=goal, reviewers=reviewers or ())
         v = await save_edit(service, sop_id, made)
         console.print(escape(SAVED_DRAFT(labels_language(console), ref=v.ref)))
