@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from cli_in_process import Cli
+from cli_in_process import Cli, CliResult
 from cli_process import staffroom_process
 from paths import ROOT
 
@@ -35,6 +35,12 @@ def kinds(data: Path, room: str) -> Counter[str]:
 
 def waiting_room(data: Path, room: str = "r1") -> None:
     assert staffroom_process("run", "tech-article", "--room", room, env=home(data)).code == 0
+
+
+def finish_room(data: Path, room: str = "r1") -> CliResult:
+    """Run the room to the end of its SOP with the sample script (a resume after a repair)."""
+    args = ("run", "tech-article", "--room", room, "--script", str(SCRIPT))
+    return staffroom_process(*args, env=home(data))
 
 
 def test_deleted_checkpoints_are_refused_then_rebuilt_by_doctor(tmp_path: Path) -> None:
@@ -58,15 +64,7 @@ def test_deleted_checkpoints_are_refused_then_rebuilt_by_doctor(tmp_path: Path) 
     assert "room:r1: rebuilt from its log, waiting for people again" in fixed.out
     assert fixed.out.rstrip().endswith("no problems found")
 
-    done = staffroom_process(
-        "run",
-        "tech-article",
-        "--room",
-        "r1",
-        "--script",
-        str(SCRIPT),
-        env=home(tmp_path),
-    )
+    done = finish_room(tmp_path)
     assert done.code == 0 and "ended: sop_complete" in done.out
     counts = kinds(tmp_path, "r1")
     assert counts["sop_step"] == 4 and counts["outcome"] == 1 and counts["wait"] == 1
@@ -116,15 +114,7 @@ def test_damaged_checkpoints_are_moved_aside_and_rooms_rebuilt(tmp_path: Path) -
     fixed = staffroom_process("doctor", "--repair", env=home(tmp_path))
     assert fixed.code == 0, fixed.out
     assert "moved aside" in fixed.out and "room:r1: rebuilt" in fixed.out
-    done = staffroom_process(
-        "run",
-        "tech-article",
-        "--room",
-        "r1",
-        "--script",
-        str(SCRIPT),
-        env=home(tmp_path),
-    )
+    done = finish_room(tmp_path)
     assert done.code == 0 and kinds(tmp_path, "r1")["outcome"] == 1
 
 

@@ -38,18 +38,20 @@ def test_killed_room_resumes_without_lost_or_duplicated_events(tmp_path: Path) -
     log = tmp_path / "data" / "sessions" / "room:k1.jsonl"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
+    # The same command twice: killed mid-run, then run again to resume.
+    argv = staffroom_argv(
+        "run",
+        str(scenario),
+        "--room",
+        "k1",
+        "--script",
+        str(script),
+        "--project",
+        str(ROOT),
+        data=tmp_path / "data",
+    )
     proc = subprocess.Popen(
-        staffroom_argv(
-            "run",
-            str(scenario),
-            "--room",
-            "k1",
-            "--script",
-            str(script),
-            "--project",
-            str(ROOT),
-            data=tmp_path / "data",
-        ),
+        argv,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -70,17 +72,7 @@ def test_killed_room_resumes_without_lost_or_duplicated_events(tmp_path: Path) -
     assert not any(e["kind"] == "outcome" for e in before), "the kill should land mid-run"
 
     done = subprocess.run(
-        staffroom_argv(
-            "run",
-            str(scenario),
-            "--room",
-            "k1",
-            "--script",
-            str(script),
-            "--project",
-            str(ROOT),
-            data=tmp_path / "data",
-        ),
+        argv,
         env=env,
         capture_output=True,
         text=True,
