@@ -32,9 +32,18 @@ class Fact:
     statement itself."""
 
 
-LANGUAGE_LABEL = Phrase(en="reply language", zh="偏好语言")
-NAME_LABEL = Phrase(en="name", zh="姓名")
-ROLE_LABEL = Phrase(en="role", zh="角色")
+LANGUAGE_LABEL = Phrase(
+    en="reply language",
+    zh="偏好语言",
+)
+NAME_LABEL = Phrase(
+    en="name",
+    zh="姓名",
+)
+ROLE_LABEL = Phrase(
+    en="role",
+    zh="角色",
+)
 LANGUAGE_KEY = LANGUAGE_LABEL("zh")
 """The Chinese label, which files written before labels followed the language carry."""
 NAME_KEY = NAME_LABEL("zh")

@@ -45,8 +45,14 @@ class SearchArgs(BaseModel):
     limit: int = Field(5, ge=1, le=10, description="How many results at most (1-10).")
 
 
-OPEN_ITEMS = Phrase(en="Open tasks, goals, proposals", zh="未完成的事项")
-LOADED_KNOWLEDGE = Phrase(en="Knowledge for this task", zh="相关知识")
+OPEN_ITEMS = Phrase(
+    en="Open tasks, goals, proposals",
+    zh="未完成的事项",
+)
+LOADED_KNOWLEDGE = Phrase(
+    en="Knowledge for this task",
+    zh="相关知识",
+)
 
 
 def register(ext: Extensions, kb: KnowledgeBase) -> None:

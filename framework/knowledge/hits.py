@@ -13,15 +13,22 @@ SEARCH_BUDGET = 2000
 """Characters of search results a tool call hands the model (hits past it are counted)."""
 
 
-NO_KNOWLEDGE = Phrase(en="No knowledge found: {why}", zh="没有找到相关知识：{why}")
+NO_KNOWLEDGE = Phrase(
+    en="No knowledge found: {why}",
+    zh="没有找到相关知识：{why}",
+)
 HIT = Phrase(
     en="[{n}] {source} ({collection}, score {score})",
     zh="[{n}] {source}（{collection}，得分 {score}）",
 )
 LEFT_OUT = Phrase(
-    en="... {n} more result(s) left out (budget)", zh="……还有 {n} 条结果未列出（超出预算）"
+    en="... {n} more result(s) left out (budget)",
+    zh="……还有 {n} 条结果未列出（超出预算）",
 )
-TOO_COMMON = Phrase(en="(too common to rank by: {words})", zh="（太常见，不参与排序：{words}）")
+TOO_COMMON = Phrase(
+    en="(too common to rank by: {words})",
+    zh="（太常见，不参与排序：{words}）",
+)
 
 
 def render_hits(

@@ -46,9 +46,18 @@ from framework.statements import stated_facts
 BATCH = 10
 """Messages summarised per batch (and per pointer event)."""
 
-EXCHANGED = Phrase(en="{authors} exchanged {n} messages.", zh="{authors} 交流了 {n} 条消息。")
-NOT_STORED = Phrase(en="fact not stored in MEMORY.md", zh="这条事实没有写入 MEMORY.md")
-REFUSED_FACT = Phrase(en="{user}: {entry!r}: {reason}", zh="{user}：{entry!r}：{reason}")
+EXCHANGED = Phrase(
+    en="{authors} exchanged {n} messages.",
+    zh="{authors} 交流了 {n} 条消息。",
+)
+NOT_STORED = Phrase(
+    en="fact not stored in MEMORY.md",
+    zh="这条事实没有写入 MEMORY.md",
+)
+REFUSED_FACT = Phrase(
+    en="{user}: {entry!r}: {reason}",
+    zh="{user}：{entry!r}：{reason}",
+)
 
 
 def language_of_people(messages: Sequence[Event], humans: set[str]) -> str:

@@ -28,10 +28,22 @@ __all__ = [
 
 SECTION_IDS = ("identity", "project", "preferences", "facts")
 """Section ids, in file order."""
-TITLE_IDENTITY = Phrase(en="User identity", zh="用户身份")
-TITLE_PROJECT = Phrase(en="Project context", zh="项目上下文")
-TITLE_PREFERENCES = Phrase(en="Preferences", zh="个性化偏好")
-TITLE_FACTS = Phrase(en="Key facts", zh="关键事实")
+TITLE_IDENTITY = Phrase(
+    en="User identity",
+    zh="用户身份",
+)
+TITLE_PROJECT = Phrase(
+    en="Project context",
+    zh="项目上下文",
+)
+TITLE_PREFERENCES = Phrase(
+    en="Preferences",
+    zh="个性化偏好",
+)
+TITLE_FACTS = Phrase(
+    en="Key facts",
+    zh="关键事实",
+)
 _TITLES = (TITLE_IDENTITY, TITLE_PROJECT, TITLE_PREFERENCES, TITLE_FACTS)
 
 

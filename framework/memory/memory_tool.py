@@ -34,9 +34,15 @@ __all__ = [
     "rule_fallback",
 ]
 
-NOT_STORED = Phrase(en="nothing stored in MEMORY.md", zh="没有写入 MEMORY.md")
+NOT_STORED = Phrase(
+    en="nothing stored in MEMORY.md",
+    zh="没有写入 MEMORY.md",
+)
 _HAN = re.compile(r"[\u3400-\u9fff]")
-REFUSED = Phrase(en="{entry!r} was not stored: {reason}", zh="{entry!r} 没有存入：{reason}")
+REFUSED = Phrase(
+    en="{entry!r} was not stored: {reason}",
+    zh="{entry!r} 没有存入：{reason}",
+)
 # The statement rule's fallback (see :func:`rule_fallback`), in the session's language.
 RULE_ADDED = Phrase(
     en='the statement rule added to "{section}": {entry}', zh="陈述规则写入「{section}」：{entry}"

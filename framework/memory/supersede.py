@@ -30,7 +30,10 @@ from framework.statements import Fact
 
 __all__ = ["KnownEntry", "NewFact", "known_entries", "numbered", "resolve", "rule_updates"]
 
-ADDED_AS_NEW = Phrase(en="added as a new fact", zh="作为新事实写入")
+ADDED_AS_NEW = Phrase(
+    en="added as a new fact",
+    zh="作为新事实写入",
+)
 NO_SUCH_ENTRY = Phrase(
     en="the model said {entry!r} replaces entry {n}, but the entries shown run 1-{count}",
     zh="模型说 {entry!r} 取代第 {n} 条，但列出的只有第 1-{count} 条",

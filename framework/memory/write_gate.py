@@ -53,10 +53,22 @@ UNSTATED = Phrase(
     en="nobody in this session said it (unmatched words: {words})",
     zh="本次会话里没有人说过（对不上的词：{words}）",
 )
-LOG = Phrase(en="a status or boot log", zh="状态或启动日志")
-HEARTBEAT = Phrase(en="a heartbeat or scheduled-job report", zh="心跳或定时任务报告")
-TRACEBACK = Phrase(en="a traceback", zh="异常堆栈")
-JSON_BODY = Phrase(en="a JSON body", zh="JSON 数据")
+LOG = Phrase(
+    en="a status or boot log",
+    zh="状态或启动日志",
+)
+HEARTBEAT = Phrase(
+    en="a heartbeat or scheduled-job report",
+    zh="心跳或定时任务报告",
+)
+TRACEBACK = Phrase(
+    en="a traceback",
+    zh="异常堆栈",
+)
+JSON_BODY = Phrase(
+    en="a JSON body",
+    zh="JSON 数据",
+)
 
 
 @dataclass(frozen=True, slots=True)

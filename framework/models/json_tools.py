@@ -63,7 +63,10 @@ MUST_CALL = Phrase(
     en="This step must write {files}: answer with a tool call and a reply.",
     zh="这一步必须写出 {files}：请用工具调用并附上 reply 来回答。",
 )
-TOOL_RESULT = Phrase(en="Result of {tool}: {output}", zh="{tool} 的结果：{output}")
+TOOL_RESULT = Phrase(
+    en="Result of {tool}: {output}",
+    zh="{tool} 的结果：{output}",
+)
 UNUSABLE_RETRY = Phrase(
     en="That answer cannot be used: {problem}. Answer again with one JSON object.",
     zh="这个回答无法使用：{problem}。请重新只回答一个 JSON 对象。",
@@ -84,7 +87,10 @@ about a thousand ("number of rules ... exceeds sane defaults") and then crashes 
 1,000 compiles, 1,200 and 1,400 killed the server). With the default 2,048-token output cap
 the bound was 1,488, so a new project's first producing step took its local server down."""
 
-USED_REPLY = Phrase(en="the answer as a plain reply", zh="把回答当作普通回复")
+USED_REPLY = Phrase(
+    en="the answer as a plain reply",
+    zh="把回答当作普通回复",
+)
 UNUSABLE = Phrase(
     en="the JSON tool answer is unusable: {problem}",
     zh="JSON 工具调用回答无法使用：{problem}",

@@ -41,17 +41,50 @@ __all__ = [
     "weigh",
 ]
 
-THE_END = Phrase(en="the end", zh="末尾")
-ORDER = Phrase(en="{subject} before {anchor}", zh="{subject} 在 {anchor} 之前")
-ADD = Phrase(en="add {subject} before {anchor}", zh="在 {anchor} 之前加 {subject}")
-DROP = Phrase(en="remove {subject}", zh="去掉 {subject}")
-REWORD = Phrase(en="reword {subject} as {new}", zh="把 {subject} 改为 {new}")
-ONE_RUN = Phrase(en="1 run", zh="1 次运行")
-RUNS = Phrase(en="{n} runs", zh="{n} 次运行")
-ASKED_BY = Phrase(en="asked by {people}", zh="{people} 提出")
-CONFIRMED_BY = Phrase(en="confirmed by {people}", zh="{people} 确认")
-SUPPORT = Phrase(en="{runs}, {who}", zh="{runs}，{who}")
-AND = Phrase(en=", ", zh="，")
+THE_END = Phrase(
+    en="the end",
+    zh="末尾",
+)
+ORDER = Phrase(
+    en="{subject} before {anchor}",
+    zh="{subject} 在 {anchor} 之前",
+)
+ADD = Phrase(
+    en="add {subject} before {anchor}",
+    zh="在 {anchor} 之前加 {subject}",
+)
+DROP = Phrase(
+    en="remove {subject}",
+    zh="去掉 {subject}",
+)
+REWORD = Phrase(
+    en="reword {subject} as {new}",
+    zh="把 {subject} 改为 {new}",
+)
+ONE_RUN = Phrase(
+    en="1 run",
+    zh="1 次运行",
+)
+RUNS = Phrase(
+    en="{n} runs",
+    zh="{n} 次运行",
+)
+ASKED_BY = Phrase(
+    en="asked by {people}",
+    zh="{people} 提出",
+)
+CONFIRMED_BY = Phrase(
+    en="confirmed by {people}",
+    zh="{people} 确认",
+)
+SUPPORT = Phrase(
+    en="{runs}, {who}",
+    zh="{runs}，{who}",
+)
+AND = Phrase(
+    en=", ",
+    zh="，",
+)
 
 ClaimKind = Literal["order", "add", "drop", "edit"]
 

@@ -34,10 +34,22 @@ PLACEMENT = Phrase(
     zh="冲突：{step} 加在哪里：{places}，双方运行次数相同："
     "保持争议之前的样子，等更多运行支持某一处再改",
 )
-BEFORE = Phrase(en="before {anchor} ({support})", zh="在 {anchor} 之前（{support}）")
-OR = Phrase(en=" or ", zh=" 或 ")
-REQUEST = Phrase(en="{claim} ({support})", zh="{claim}（{support}）")
-LIST = Phrase(en="; ", zh="；")
+BEFORE = Phrase(
+    en="before {anchor} ({support})",
+    zh="在 {anchor} 之前（{support}）",
+)
+OR = Phrase(
+    en=" or ",
+    zh=" 或 ",
+)
+REQUEST = Phrase(
+    en="{claim} ({support})",
+    zh="{claim}（{support}）",
+)
+LIST = Phrase(
+    en="; ",
+    zh="；",
+)
 RESTORED = Phrase(
     en="as it was before the dispute about the order of {steps}",
     zh="恢复到关于 {steps} 顺序的争议之前",

@@ -116,11 +116,26 @@ def _step_text(step: Step) -> str:
     return text
 
 
-MOVE = Phrase(en="move step {n} -> {to}", zh="第 {n} 步移到第 {to} 步")
-REMOVE = Phrase(en="remove step {n}", zh="去掉第 {n} 步")
-ADD = Phrase(en="add step {n} ({step})", zh="加第 {n} 步（{step}）")
-EDIT = Phrase(en="edit step {n} ({step})", zh="改写第 {n} 步（{step}）")
-WHY = Phrase(en="{head}: {reason}", zh="{head}：{reason}")
+MOVE = Phrase(
+    en="move step {n} -> {to}",
+    zh="第 {n} 步移到第 {to} 步",
+)
+REMOVE = Phrase(
+    en="remove step {n}",
+    zh="去掉第 {n} 步",
+)
+ADD = Phrase(
+    en="add step {n} ({step})",
+    zh="加第 {n} 步（{step}）",
+)
+EDIT = Phrase(
+    en="edit step {n} ({step})",
+    zh="改写第 {n} 步（{step}）",
+)
+WHY = Phrase(
+    en="{head}: {reason}",
+    zh="{head}：{reason}",
+)
 
 
 def describe(op: EditOp, language: str = "en") -> str:

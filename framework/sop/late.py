@@ -32,9 +32,18 @@ WINDOW_CLOSED = Phrase(
     zh="{person}：你对 {sop} 的反馈晚于反馈时限（{window}）：不计入，SOP 保持不变。"
     "请在下一次运行中提出。",
 )
-NOBODY = Phrase(en="nobody", zh="无人")
-SECONDS = Phrase(en="{n} s", zh="{n} 秒")
-HOURS = Phrase(en="{n} h", zh="{n} 小时")
+NOBODY = Phrase(
+    en="nobody",
+    zh="无人",
+)
+SECONDS = Phrase(
+    en="{n} s",
+    zh="{n} 秒",
+)
+HOURS = Phrase(
+    en="{n} h",
+    zh="{n} 小时",
+)
 
 
 def carries_feedback(text: str, later: Iterable[Event], person: str) -> bool:

@@ -33,25 +33,51 @@ _SCORE = re.compile(
 )
 SUCCESS_AT = 0.6
 """A stated score at or above this counts as success."""
-MADE_NO_TOOL_CALL = Phrase(en="{who} made no tool call", zh="{who} 没有调用任何工具")
-CALLED_TOOLS = Phrase(en="{who} called {tools}", zh="{who} 调用了 {tools}")
+MADE_NO_TOOL_CALL = Phrase(
+    en="{who} made no tool call",
+    zh="{who} 没有调用任何工具",
+)
+CALLED_TOOLS = Phrase(
+    en="{who} called {tools}",
+    zh="{who} 调用了 {tools}",
+)
 # Why a run lacks evidence of work (Outcome.failures), in the room's language.
-STEP_LACKS = Phrase(en="step {n} ({who}) {why}", zh="第 {n} 步（{who}）{why}")
-NOT_PRODUCED = Phrase(en="did not produce {rel}", zh="没有产出 {rel}")
-NOT_PRODUCED_TOOLS = Phrase(en="did not produce {rel} ({tools})", zh="没有产出 {rel}（{tools}）")
-LEFT_EMPTY = Phrase(en="left {rel} empty", zh="产出的 {rel} 是空的")
+STEP_LACKS = Phrase(
+    en="step {n} ({who}) {why}",
+    zh="第 {n} 步（{who}）{why}",
+)
+NOT_PRODUCED = Phrase(
+    en="did not produce {rel}",
+    zh="没有产出 {rel}",
+)
+NOT_PRODUCED_TOOLS = Phrase(
+    en="did not produce {rel} ({tools})",
+    zh="没有产出 {rel}（{tools}）",
+)
+LEFT_EMPTY = Phrase(
+    en="left {rel} empty",
+    zh="产出的 {rel} 是空的",
+)
 OUTSIDE = Phrase(
-    en="declares {rel}, which is outside the workspace", zh="声明的 {rel} 在工作区之外"
+    en="declares {rel}, which is outside the workspace",
+    zh="声明的 {rel} 在工作区之外",
 )
 UNREADABLE = Phrase(
-    en="produced {rel}, which cannot be read ({problem})", zh="产出的 {rel} 读不出来（{problem}）"
+    en="produced {rel}, which cannot be read ({problem})",
+    zh="产出的 {rel} 读不出来（{problem}）",
 )
-EMPTY_REPLY = Phrase(en="{who}'s reply{at} was empty", zh="{who} {at}的回复是空的")
+EMPTY_REPLY = Phrase(
+    en="{who}'s reply{at} was empty",
+    zh="{who} {at}的回复是空的",
+)
 MODEL_FAILED = Phrase(
     en="{who}'s model failed{at} and never recovered ({detail})",
     zh="{who} 的模型{at}出错，之后没有恢复（{detail}）",
 )
-AT_STEP = Phrase(en=" at step {n}", zh="在第 {n} 步")
+AT_STEP = Phrase(
+    en=" at step {n}",
+    zh="在第 {n} 步",
+)
 
 
 def stated_score(text: str) -> float | None:

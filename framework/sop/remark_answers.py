@@ -58,7 +58,10 @@ ANSWERED = "answered"
 
 Verdict = Literal["confirm", "deny"]
 
-REMARK_NAME = Phrase(en="remark {n}", zh="反馈 {n}")
+REMARK_NAME = Phrase(
+    en="remark {n}",
+    zh="反馈 {n}",
+)
 """How an understood remark is named, so its person can answer it later ("yes, remark 2")."""
 
 _NAMED = re.compile(
@@ -179,7 +182,8 @@ def settle_content(understood: Event, status: str, text: str) -> dict[str, Any]:
 
 
 CONFIRMED_TEXT = Phrase(
-    en="{name} confirmed, counted in this run: {told}", zh="{name} 已确认，计入本次运行：{told}"
+    en="{name} confirmed, counted in this run: {told}",
+    zh="{name} 已确认，计入本次运行：{told}",
 )
 DENIED_TEXT = Phrase(
     en="{name} not counted: {told} (you said that is not what you meant)",
@@ -212,9 +216,18 @@ NO_SUCH_REMARK = Phrase(
     zh="这条回答没有对应到可以回答的反馈（一次回答一条，如“对，反馈 1”；运行的反馈窗口关闭后不能再"
     "回答）",
 )
-HOURS = Phrase(en="{n} h", zh="{n} 小时")
-MINUTES = Phrase(en="{n} min", zh="{n} 分钟")
-SECONDS = Phrase(en="{n} s", zh="{n} 秒")
+HOURS = Phrase(
+    en="{n} h",
+    zh="{n} 小时",
+)
+MINUTES = Phrase(
+    en="{n} min",
+    zh="{n} 分钟",
+)
+SECONDS = Phrase(
+    en="{n} s",
+    zh="{n} 秒",
+)
 
 AnswerKind = Literal["confirmed", "denied", "already_confirmed", "already_dropped", "not_theirs"]
 

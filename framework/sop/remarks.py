@@ -75,7 +75,10 @@ REMARK_CHARS = 600
 
 _NONE_WORDS = frozenset({"none", "null", "no", "无", "没有", "不是", "不是纠正"})
 
-UNDERSTOOD_AS = Phrase(en="{name}, understood as: {told}", zh="{name}，理解为：{told}")
+UNDERSTOOD_AS = Phrase(
+    en="{name}, understood as: {told}",
+    zh="{name}，理解为：{told}",
+)
 ASK = Phrase(
     en="the run goes on; to count it, reply to this or say “yes, {name}”; “no, {name}” drops "
     "it (until the feedback window closes)",
@@ -83,7 +86,8 @@ ASK = Phrase(
     "（反馈窗口关闭前都可以）",
 )
 NOT_READ_AS_CORRECTION = Phrase(
-    en="not read as a correction of the SOP's steps", zh="没有读出对 SOP 步骤的纠正"
+    en="not read as a correction of the SOP's steps",
+    zh="没有读出对 SOP 步骤的纠正",
 )
 GRAMMAR_HINT = Phrase(
     en="to count it, write it in the correction form: correction: order 3 before 2 / "

@@ -34,8 +34,14 @@ REWORDINGS = Phrase(
     en="conflict: {texts}, as many runs each: left as it is",
     zh="冲突：{texts}，双方运行次数相同：保持不变",
 )
-REASON = Phrase(en="{support}: {detail}", zh="{support}：{detail}")
-NO_CHANGE = Phrase(en="no change: no open corrections", zh="无改动：没有待处理的纠正")
+REASON = Phrase(
+    en="{support}: {detail}",
+    zh="{support}：{detail}",
+)
+NO_CHANGE = Phrase(
+    en="no change: no open corrections",
+    zh="无改动：没有待处理的纠正",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,12 +157,18 @@ TRIALS_OFF = Phrase(
     "now {winner}",
     zh="{scenario} 关闭了试用（sop_trial_share: 0）：它的新房间运行得分最高的版本，目前是 {winner}",
 )
-IN_SCENARIO = Phrase(en=" of {scenario}", zh="{scenario} 的")
+IN_SCENARIO = Phrase(
+    en=" of {scenario}",
+    zh="{scenario} 的",
+)
 SERVES_ALL = Phrase(
     en="{ref} is published: it is the only published version, so every new room runs it",
     zh="{ref} 已发布：它是唯一已发布的版本，所有新房间都运行它",
 )
-ALREADY = Phrase(en="{ref} was already published", zh="{ref} 之前已发布")
+ALREADY = Phrase(
+    en="{ref} was already published",
+    zh="{ref} 之前已发布",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,13 +32,34 @@ class StepLike(Protocol):
     def parallel(self) -> bool: ...
 
 
-TOOLS = Phrase(en="tools: {tools}", zh="工具：{tools}")
-WAITS = Phrase(en="waits for human input", zh="等待人工确认")
-PARALLEL = Phrase(en=" (in parallel)", zh="（并行）")
-FALLBACK = Phrase(en="fallback: {fallback}", zh="兜底：{fallback}")
-NOTES = Phrase(en=" ({notes})", zh="（{notes}）")
-STEP = Phrase(en="{n}. {who}: {do}{tail}", zh="{n}. {who}：{do}{tail}")
-TITLE = Phrase(en="SOP {ref}: {goal}", zh="SOP {ref}：{goal}")
+TOOLS = Phrase(
+    en="tools: {tools}",
+    zh="工具：{tools}",
+)
+WAITS = Phrase(
+    en="waits for human input",
+    zh="等待人工确认",
+)
+PARALLEL = Phrase(
+    en=" (in parallel)",
+    zh="（并行）",
+)
+FALLBACK = Phrase(
+    en="fallback: {fallback}",
+    zh="兜底：{fallback}",
+)
+NOTES = Phrase(
+    en=" ({notes})",
+    zh="（{notes}）",
+)
+STEP = Phrase(
+    en="{n}. {who}: {do}{tail}",
+    zh="{n}. {who}：{do}{tail}",
+)
+TITLE = Phrase(
+    en="SOP {ref}: {goal}",
+    zh="SOP {ref}：{goal}",
+)
 
 
 def sop_language(goal: str, steps: Sequence[StepLike]) -> Language:

@@ -28,7 +28,10 @@ from framework.sessions.keys import SessionKey
 from framework.sessions.payloads import RemarkPayload, payload_of
 from framework.sop.remark_answers import ANSWERED, CONFIRMED, DROPPED, UNCONFIRMED, UNDERSTOOD
 
-NOTICE_SENDER = Phrase(en="Staffroom", zh="Staffroom")
+NOTICE_SENDER = Phrase(
+    en="Staffroom",
+    zh="Staffroom",
+)
 """The name the room's notices are sent under (by the shared app, as no employee)."""
 SHOWN_REMARKS = frozenset({UNDERSTOOD, CONFIRMED, DROPPED, ANSWERED, UNCONFIRMED})
 """Remark statuses a person in the chat is told (a message not read as a correction is not)."""

@@ -8,14 +8,33 @@ from rich.markup import escape
 from framework.doctor import Diagnosis, diagnose, repair
 from framework.phrases import Language, Phrase
 from framework.settings import Settings
-from framework.surfaces.cli.render import COUNT_SEPARATOR, labels_language
+from framework.surfaces.cli.event_labels import COUNT_SEPARATOR
+from framework.surfaces.cli.render import labels_language
 
-CHECKED = Phrase(en="checked {folder}: {counts}", zh="已检查 {folder}：{counts}")
-NOTHING = Phrase(en="nothing", zh="无")
-NO_PROBLEMS = Phrase(en="no problems found", zh="没有发现问题")
-PROBLEM = Phrase(en="problem:", zh="问题：")
-FIX = Phrase(en="fix: {fix}", zh="修复：{fix}")
-REPAIRING = Phrase(en="repairing", zh="正在修复")
+CHECKED = Phrase(
+    en="checked {folder}: {counts}",
+    zh="已检查 {folder}：{counts}",
+)
+NOTHING = Phrase(
+    en="nothing",
+    zh="无",
+)
+NO_PROBLEMS = Phrase(
+    en="no problems found",
+    zh="没有发现问题",
+)
+PROBLEM = Phrase(
+    en="problem:",
+    zh="问题：",
+)
+FIX = Phrase(
+    en="fix: {fix}",
+    zh="修复：{fix}",
+)
+REPAIRING = Phrase(
+    en="repairing",
+    zh="正在修复",
+)
 WHAT = {
     "stores": Phrase(en="{n} stores", zh="{n} 个存储"),
     "logs": Phrase(en="{n} logs", zh="{n} 个日志"),

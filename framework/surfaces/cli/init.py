@@ -151,8 +151,14 @@ _PROJECT = """# Project settings. language: the CLI's and the viewer's labels (e
 language: {language}
 """
 
-RUN_IT = Phrase(en="run it:   {command}", zh="运行：{command}")
-CHECK_IT = Phrase(en="check it: {command}", zh="检查：{command}")
+RUN_IT = Phrase(
+    en="run it:   {command}",
+    zh="运行：{command}",
+)
+CHECK_IT = Phrase(
+    en="check it: {command}",
+    zh="检查：{command}",
+)
 FIRST_MESSAGE = Phrase(
     en="Topic: why our on-call rotation moves to weekly shifts",
     zh="主题：值班为什么改成每周轮换",

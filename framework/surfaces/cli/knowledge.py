@@ -34,7 +34,10 @@ if TYPE_CHECKING:  # the commands import these when they run: `--help` stays lig
 # Its labels follow the command's settings (see _admin_job).
 console = LabelConsole(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
-NO_TOPICS = Phrase(en="no topic files yet", zh="还没有主题文件")
+NO_TOPICS = Phrase(
+    en="no topic files yet",
+    zh="还没有主题文件",
+)
 TOPIC_COLUMNS = Phrase(
     en="owner|category|topic|entries|superseded|last review|file",
     zh="所属|类别|主题|条目|已取代|上次审阅|文件",

@@ -37,13 +37,22 @@ ALREADY = Phrase(
     en="{owner}'s {topic} has this already ({file}); nothing written",
     zh="{owner} 的 {topic} 已有这一条（{file}），未写入",
 )
-WHOSE = Phrase(en="say whose knowledge it is", zh="请说明加到谁的知识里")
+WHOSE = Phrase(
+    en="say whose knowledge it is",
+    zh="请说明加到谁的知识里",
+)
 WHOSE_FIX = Phrase(
     en="give -e EMPLOYEE (an employee's topics) or --library shared|isolated",
     zh="用 -e 员工id（员工自己的主题）或 --library shared|isolated",
 )
-UNKNOWN_EMPLOYEE = Phrase(en="unknown employee '{name}'{hint}", zh="没有员工 '{name}'{hint}")
-KNOWN_EMPLOYEES = Phrase(en="employees of the project: {names}", zh="项目里的员工：{names}")
+UNKNOWN_EMPLOYEE = Phrase(
+    en="unknown employee '{name}'{hint}",
+    zh="没有员工 '{name}'{hint}",
+)
+KNOWN_EMPLOYEES = Phrase(
+    en="employees of the project: {names}",
+    zh="项目里的员工：{names}",
+)
 
 
 def add(

@@ -11,10 +11,22 @@ from framework.staffroom import Staffroom
 from framework.stores import Stores
 from framework.surfaces.cli.render import labels_language
 
-NO_MEMORY = Phrase(en="no memory yet: {path}", zh="还没有记忆：{path}")
-SIZE = Phrase(en="{used}/{cap} characters", zh="{used}/{cap} 个字符")
-WARNING = Phrase(en="warning: {warning}", zh="警告：{warning}")
-WRITES_REFUSED = Phrase(en="writes refused:", zh="拒绝写入：")
+NO_MEMORY = Phrase(
+    en="no memory yet: {path}",
+    zh="还没有记忆：{path}",
+)
+SIZE = Phrase(
+    en="{used}/{cap} characters",
+    zh="{used}/{cap} 个字符",
+)
+WARNING = Phrase(
+    en="warning: {warning}",
+    zh="警告：{warning}",
+)
+WRITES_REFUSED = Phrase(
+    en="writes refused:",
+    zh="拒绝写入：",
+)
 NO_RECORD = Phrase(
     en="no record (written by hand, or before records were kept)",
     zh="没有记录（手写的，或在开始记录之前写的）",
@@ -23,7 +35,10 @@ RECORD = Phrase(
     en="from {source}, added {added}, last confirmed {confirmed}",
     zh="来自 {source}，{added} 添加，{confirmed} 最近确认",
 )
-UNKNOWN = Phrase(en="unknown", zh="未知")
+UNKNOWN = Phrase(
+    en="unknown",
+    zh="未知",
+)
 SUPERSEDED = Phrase(
     en="superseded {date} in {section}: {old} (by: {new})",
     zh="{date} 在 {section} 中被取代：{old}（取代为：{new}）",
@@ -32,7 +47,10 @@ SHARED = Phrase(
     en="shared with rooms where others are present: {sections} (change with --share)",
     zh="在有其他人的房间里共享：{sections}（用 --share 修改）",
 )
-NOTHING = Phrase(en="nothing", zh="无")
+NOTHING = Phrase(
+    en="nothing",
+    zh="无",
+)
 NOW_SHARED = Phrase(
     en="{user}'s memory at {employee}: rooms with other people now see {sections}",
     zh="{employee} 对 {user} 的记忆：有其他人的房间现在能看到 {sections}",

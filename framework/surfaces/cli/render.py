@@ -10,60 +10,39 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from framework.language import snippet
-from framework.phrases import Language, Phrase
+from framework.phrases import Language
 from framework.sessions.entry import is_entry
 from framework.sessions.events import Event, EventKind
-
-_WHY = {
-    "sop_step": Phrase(en="SOP step", zh="SOP 步骤"),
-    "mention": Phrase(en="@mention", zh="被 @"),
-    "selector": Phrase(en="selector", zh="轮到发言"),
-    "direct": Phrase(en="DM", zh="私聊"),
-}
-WHY_SOP_STEP, WHY_MENTION, WHY_SELECTOR, WHY_DIRECT = _WHY.values()
-MORE = Phrase(en="… {more} more characters: {command}", zh="……还有 {more} 个字符：{command}")
-SESSION_ENDED = Phrase(
-    en="── session ended ({reason}, {events} events); the next message starts a new one ──",
-    zh="── 会话已结束（{reason}，{events} 个事件）；下一条消息开始新会话 ──",
+from framework.surfaces.cli.event_labels import (
+    ASKED_AGAIN,
+    BESIDE_TRIAL,
+    COUNT_LABELS,
+    COUNT_SEPARATOR,
+    ENDED,
+    ENDED_COUNTS,
+    EXTRACTED,
+    FALLBACK,
+    HUMAN,
+    LATE_OUTCOME,
+    MORE,
+    NO_SOP,
+    NOT_SUCCESS,
+    NOTHING_EXTRACTED,
+    ON_TRIAL,
+    OUTCOME,
+    OUTCOME_COUNTS,
+    PROPOSED,
+    REVIEW,
+    SCORE,
+    SESSION_ENDED,
+    STEP,
+    SUCCESS,
+    TOOL_FAILED,
+    TOOL_OK,
+    WAITING,
+    WHY,
+    WHY_LABELS,
 )
-STEP = Phrase(en="── step {n}: {do} ({speakers})", zh="── 第 {n} 步：{do}（{speakers}）")
-HUMAN = Phrase(en="(human)", zh="（真人）")
-TOOL_OK = Phrase(en="ok", zh="成功")
-TOOL_FAILED = Phrase(en="failed", zh="失败")
-FALLBACK = Phrase(
-    en="⚠ fallback: {what} → {used} ({reason})", zh="⚠ 兜底：{what} → {used}（{reason}）"
-)
-WAITING = Phrase(en="… waiting for {who} ({reason})", zh="…… 等待 {who}（{reason}）")
-ENDED = Phrase(en="■ ended: {reason}", zh="■ 结束：{reason}")
-ENDED_COUNTS = Phrase(
-    en="(steps {done}/{total}, turns {turns}, sop {sop})",
-    zh="（步骤 {done}/{total}，发言 {turns} 次，SOP {sop}）",
-)
-NO_SOP = Phrase(en="no SOP", zh="无 SOP")
-NOTHING_EXTRACTED = Phrase(en="◆ nothing to extract: {why}", zh="◆ 没有可提取的内容：{why}")
-EXTRACTED = Phrase(en="◆ SOP draft {ref} extracted:", zh="◆ 已提取 SOP 草稿 {ref}：")
-REVIEW = Phrase(en="review: {how}", zh="审阅：{how}")
-WHY = Phrase(en="why: {why}", zh="原因：{why}")
-SUCCESS = Phrase(en="success", zh="成功")
-NOT_SUCCESS = Phrase(en="not a success", zh="未成功")
-OUTCOME = Phrase(en="◆ outcome of {sop}: {result}", zh="◆ {sop} 的结果：{result}")
-SCORE = Phrase(en="score {score}", zh="评分 {score}")
-LATE_OUTCOME = Phrase(
-    en="◆ outcome of {sop} after late feedback: {result}",
-    zh="◆ 补充反馈后 {sop} 的结果：{result}",
-)
-OUTCOME_COUNTS = Phrase(en=" ({counts})", zh="（{counts}）")
-COUNT_SEPARATOR = Phrase(en=", ", zh="，")
-_COUNTS = {
-    "corrections": Phrase(en="corrections {n}", zh="纠正 {n} 次"),
-    "off_sop_turns": Phrase(en="off-SOP turns {n}", zh="偏离 SOP 的发言 {n} 次"),
-    "human_interventions": Phrase(en="human interventions {n}", zh="人工介入 {n} 次"),
-}
-"""The counts an outcome may hold (late feedback holds only its corrections)."""
-ASKED_AGAIN = Phrase(
-    en="◆ the runs ask for {ref} again ({status})", zh="◆ 这些运行再次要求 {ref}（{status}）"
-)
-PROPOSED = Phrase(en="◆ proposed {ref} ({status}): {why}", zh="◆ 提议 {ref}（{status}）：{why}")
 
 
 class LabelConsole(Console):
@@ -171,7 +150,7 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
         if event.from_person:
             console.print(f"[bold green]{who}[/] [dim]{HUMAN(lang)}[/]: {_shown(event, lang)}")
         else:
-            label = _WHY.get(str(event.meta.get("why")))
+            label = WHY_LABELS.get(str(event.meta.get("why")))
             why = label(lang) if label else str(event.meta.get("why", ""))
             step = event.meta.get("step")
             reason = f"{why} {step}" if step is not None else why
@@ -236,12 +215,6 @@ def _name_cut(value: object, limit: int) -> str:
     """``str(value)`` cut at ``limit`` before anything else walks it (snippet() splits)."""
     text = value if isinstance(value, str) else str(value)
     return text[:limit]
-
-
-ON_TRIAL = Phrase(en="{sop} (on trial beside {best})", zh="{sop}（试用中，对照 {best}）")
-BESIDE_TRIAL = Phrase(
-    en="{sop} (the best; {trial} on trial elsewhere)", zh="{sop}（最佳；{trial} 另在试用）"
-)
 
 
 def _sop_label(event: Event, c: dict[str, Any], language: Language) -> str:
@@ -343,7 +316,7 @@ def _render_outcome(console: Console, o: Any, session: str, lang: Language) -> N
         lang, sop=escape(_name(o.get("sop"))), result=COUNT_SEPARATOR(lang).join(result)
     )
     counts = [
-        label(lang, n=_n(o[key])) for key, label in _COUNTS.items() if _known(o.get(key), int)
+        label(lang, n=_n(o[key])) for key, label in COUNT_LABELS.items() if _known(o.get(key), int)
     ]
     shown = OUTCOME_COUNTS(lang, counts=COUNT_SEPARATOR(lang).join(counts)) if counts else ""
     console.print(f"[bold blue]{head}[/]{shown}")

@@ -158,8 +158,14 @@ def split_author(text: str, humans: Sequence[str], *, escapes: bool) -> tuple[st
     return humans[0], text
 
 
-MESSAGE_TWICE = Phrase(en="give the first message once", zh="第一条消息只能给一次")
-MESSAGE_EMPTY = Phrase(en="the first message is empty", zh="第一条消息是空的")
+MESSAGE_TWICE = Phrase(
+    en="give the first message once",
+    zh="第一条消息只能给一次",
+)
+MESSAGE_EMPTY = Phrase(
+    en="the first message is empty",
+    zh="第一条消息是空的",
+)
 MESSAGE_FIX = Phrase(
     en="give --message TEXT or --message-file PATH ('author: text' names who says it)",
     zh="用 --message 文本 或 --message-file 路径（'作者: 文本' 指定说话人）",

@@ -194,10 +194,17 @@ def publish(
 
 
 SAVED_DRAFT = Phrase(
-    en="{ref}: saved as a draft awaiting review", zh="{ref}：已保存为草稿，等待审阅"
+    en="{ref}: saved as a draft awaiting review",
+    zh="{ref}：已保存为草稿，等待审阅",
 )
-NO_AUTHOR = Phrase(en="who wrote the edit is not known", zh="不知道是谁写的修改")
-NO_AUTHOR_FIX = Phrase(en="name them with --by NAME", zh="用 --by 名字 写明作者")
+NO_AUTHOR = Phrase(
+    en="who wrote the edit is not known",
+    zh="不知道是谁写的修改",
+)
+NO_AUTHOR_FIX = Phrase(
+    en="name them with --by NAME",
+    zh="用 --by 名字 写明作者",
+)
 
 
 @app.command()

@@ -32,18 +32,42 @@ METRICS_COLUMNS = Phrase(
     zh="版本|状态|被引用|运行|成功|纠正|平均秒数|被取代|缺少证据|各用户命中率",
 )
 """Column headings of ``sop metrics``, ``|``-separated."""
-FROM = Phrase(en=" (from {source})", zh="（来自 {source}）")
-APPROVED = Phrase(en="approved by {reviewer} at {at}", zh="{reviewer} 于 {at} 批准")
-APPROVED_BY = Phrase(en="{ref}: approved by {reviewers}", zh="{ref}：已由 {reviewers} 批准")
-REVIEWERS = Phrase(en="reviewers: {names}", zh="审阅人：{names}")
-AWAITING = Phrase(en="awaiting approval from: {names}", zh="等待批准：{names}")
-VERSIONS = Phrase(en="{sop}: {n} version(s)", zh="{sop}：{n} 个版本")
+FROM = Phrase(
+    en=" (from {source})",
+    zh="（来自 {source}）",
+)
+APPROVED = Phrase(
+    en="approved by {reviewer} at {at}",
+    zh="{reviewer} 于 {at} 批准",
+)
+APPROVED_BY = Phrase(
+    en="{ref}: approved by {reviewers}",
+    zh="{ref}：已由 {reviewers} 批准",
+)
+REVIEWERS = Phrase(
+    en="reviewers: {names}",
+    zh="审阅人：{names}",
+)
+AWAITING = Phrase(
+    en="awaiting approval from: {names}",
+    zh="等待批准：{names}",
+)
+VERSIONS = Phrase(
+    en="{sop}: {n} version(s)",
+    zh="{sop}：{n} 个版本",
+)
 VERSION_LINE = Phrase(
     en="runs {runs}, corrections/run {per_run}, replaced {replaced}x",
     zh="运行 {runs} 次，每次运行纠正 {per_run} 次，被取代 {replaced} 次",
 )
-NO_EVIDENCE = Phrase(en="{count}x no evidence: {what}", zh="{count} 次 缺少证据：{what}")
-HIT_RATE = Phrase(en="hit rate per user: {users}", zh="各用户命中率：{users}")
+NO_EVIDENCE = Phrase(
+    en="{count}x no evidence: {what}",
+    zh="{count} 次 缺少证据：{what}",
+)
+HIT_RATE = Phrase(
+    en="hit rate per user: {users}",
+    zh="各用户命中率：{users}",
+)
 REPORT_TIP = Phrase(
     en="Use the recurring corrections to improve the role prompts, tools or the scenario template.",
     zh="用反复出现的纠正来改进角色提示词、工具或场景模板。",
@@ -52,10 +76,22 @@ NO_CARDS = Phrase(
     en="no SOP cards (*.md) under {source}: nothing imported",
     zh="{source} 下没有 SOP 卡片（*.md）：没有导入",
 )
-IMPORTED = Phrase(en="imported {source}: {n} card(s)", zh="已导入 {source}：{n} 张卡片")
-ADDED = Phrase(en="added", zh="新增")
-UPDATED = Phrase(en="updated (status or approvals)", zh="已更新（状态或批准）")
-ALREADY_STORED = Phrase(en="already stored", zh="已存在")
+IMPORTED = Phrase(
+    en="imported {source}: {n} card(s)",
+    zh="已导入 {source}：{n} 张卡片",
+)
+ADDED = Phrase(
+    en="added",
+    zh="新增",
+)
+UPDATED = Phrase(
+    en="updated (status or approvals)",
+    zh="已更新（状态或批准）",
+)
+ALREADY_STORED = Phrase(
+    en="already stored",
+    zh="已存在",
+)
 
 
 async def list_versions(service: SopService, console: Console) -> None:

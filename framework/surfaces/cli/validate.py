@@ -28,8 +28,14 @@ from framework.specs.sop_card import load_sop_card
 from framework.specs.validation import spec_files, validate_paths
 from framework.surfaces.cli.render import labels_language
 
-PROBLEMS = Phrase(en="{n} problem(s)", zh="{n} 个问题")
-VALID = Phrase(en="{paths}: valid", zh="{paths}：有效")
+PROBLEMS = Phrase(
+    en="{n} problem(s)",
+    zh="{n} 个问题",
+)
+VALID = Phrase(
+    en="{paths}: valid",
+    zh="{paths}：有效",
+)
 
 
 def validate(paths: list[Path], settings: Settings, console: Console) -> int:
