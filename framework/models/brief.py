@@ -12,17 +12,9 @@ from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
+from framework.specs.step import StepState
+
 BRIEF_KEY = "staffroom_brief"
-
-
-class StepBrief(TypedDict):
-    """The SOP step being worked on."""
-
-    n: int
-    do: str
-    tools: list[str]
-    produces: list[str]
-    """Workspace files the step must leave behind (empty: none declared)."""
 
 
 class TurnBrief(TypedDict, total=False):
@@ -34,7 +26,8 @@ class TurnBrief(TypedDict, total=False):
     role: str
     language: str
     why: str
-    step: StepBrief | None
+    step: StepState | None
+    """The SOP step being worked on, as the room stores it."""
     humans: list[str]
     """The people in the session (their messages are the ones to answer)."""
     memory: dict[str, list[str]]

@@ -21,8 +21,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from framework.language import snippet
-from framework.models.brief import StepBrief, TurnBrief, find_brief
+from framework.models.brief import TurnBrief, find_brief
 from framework.models.offline import OfflineChatModel
+from framework.specs.step import StepState
 from framework.statements import LANGUAGE_KEY, stated_facts
 
 _FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|json|csv|yaml)")
@@ -145,7 +146,7 @@ class SimulatedChatModel(OfflineChatModel):
         return candidates[0]["id"] if candidates else ""
 
     def _speak(
-        self, brief: TurnBrief, step: StepBrief | None, last_human: str, english: bool
+        self, brief: TurnBrief, step: StepState | None, last_human: str, english: bool
     ) -> str:
         role = brief.get("role", "")
         name = brief.get("display_name") or brief.get("employee", "employee")
@@ -165,7 +166,7 @@ class SimulatedChatModel(OfflineChatModel):
         return text + "建议：先对齐目标，控制范围，再推进下一步。"
 
     def _write_step_output(
-        self, brief: TurnBrief, step: StepBrief, heard: str, english: bool
+        self, brief: TurnBrief, step: StepState, heard: str, english: bool
     ) -> AIMessage:
         employee = brief.get("employee", "employee")
         # The step's declared products; else the file its text names ("... 写入 outline.md");

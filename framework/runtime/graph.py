@@ -33,8 +33,11 @@ from framework.runtime.state import (
     RouteTo,
     TurnTo,
     Why,
+    at_index,
     entry_state,
     make_pick,
+    next_index,
+    pick_index,
 )
 from framework.runtime.turn import run_turn
 from framework.sessions.entry import entry_meta, is_entry
@@ -82,7 +85,7 @@ async def enter(state: RoomState, runtime: Runtime[RoomDeps]) -> RoomUpdate:
     }
     if plan.sop_trials:  # which side of a running SOP trial this room is on
         content["sop_trials"] = plan.sop_trials
-    steps = [s.to_state() for s in plan.steps]
+    steps = plan.step_states()
     # The steps taken at entry go in the log too: a room whose checkpoint is lost is
     # rebuilt from its log (runtime/recovery.py), on the version it entered on.
     meta = {"entry": True, "epoch": epoch, "sop": plan.sop_ref, "steps": steps}
@@ -105,7 +108,7 @@ async def _finish(
     content = {
         "reason": reason,
         "sop": state.get("sop"),
-        "steps_done": state.get("step", 0),
+        "steps_done": next_index(state),
         "steps_total": len(state.get("steps", [])),
         "turns": state.get("turns", 0),
     }
@@ -165,8 +168,8 @@ async def _route(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[RouteT
     merged = {**state, **update}
     if run_turns >= settings.max_turns:
         return await _finish(merged, deps, sink, "max_turns", f"t{state['turns']:04d}-max")
-    if not queue and phase == "sop" and state["step"] < len(state["steps"]):
-        index = state["step"]
+    if not queue and phase == "sop" and next_index(state) < len(state["steps"]):
+        index = next_index(state)
         step = state["steps"][index]
         sink.emit(
             EventKind.SOP_STEP,
@@ -221,7 +224,7 @@ async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[TurnTo]:
     """One employee turn, then back to routing (or to a human when the step waits)."""
     pick: Pick | None = state["current"]
     assert pick is not None, "route sets the pick before every turn"
-    index = pick["step"] if pick["why"] == Why.SOP_STEP else None
+    index = pick_index(pick)
     step = state["steps"][index] if index is not None else None
     turns = state["turns"]
     result = await run_turn(
@@ -243,7 +246,7 @@ async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[TurnTo]:
         update["queue"] = [pick, *state["queue"]]
         return Command(goto="human", update=update)
     if index is not None and step is not None and not state["queue"]:
-        update["step"] = index + 1
+        update |= at_index(index + 1)
         if step["waits_for_input"]:
             return Command(goto="human", update=update)
     return Command(goto="route", update=update)
@@ -256,7 +259,7 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Literal
     reason = "model_error" if error else "waits_for_input"
     if state.get("interrupted"):
         reason = "interrupted"
-    steps, done = state["steps"], state["step"]
+    steps, done = state["steps"], next_index(state)
     payload = {
         "waiting_for": deps.plan.humans,
         "reason": reason,

@@ -19,12 +19,14 @@ from framework.runtime.state import (
     RoomState,
     RoomUpdate,
     RouteTo,
-    StepState,
     TurnTo,
     Why,
+    at_index,
     make_pick,
+    next_index,
 )
 from framework.runtime.turn import run_turn
+from framework.specs.step import StepState
 
 
 class LanePayload(TypedDict):
@@ -71,7 +73,7 @@ async def lane(payload: LanePayload, runtime: Runtime[RoomDeps]) -> RoomUpdate:
 async def join(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[TurnTo]:
     """All lanes are done: count their turns, advance the step, wait if the step says so."""
     lanes = state.get("lanes") or []
-    step_index = state["step"]
+    step_index = next_index(state)
     step = state["steps"][step_index]
     ok = all(entry["ok"] for entry in lanes)
     update: RoomUpdate = {
@@ -85,5 +87,5 @@ async def join(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[TurnTo]:
     }
     if not ok:
         return Command(goto="human", update=update)  # the step is retried after a person answers
-    update["step"] = step_index + 1
+    update |= at_index(step_index + 1)
     return Command(goto="human" if step["waits_for_input"] else "route", update=update)

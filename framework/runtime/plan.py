@@ -9,50 +9,18 @@ version it started with even if the library changes meanwhile.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from framework.errors import PromptTemplateError, ScenarioError
 from framework.language import room_language
 from framework.phrases import Language
 from framework.prompts.sandbox import render_string
-from framework.runtime.state import StepState
 from framework.sop.model import SopVersion
 from framework.specs.catalog import Catalog
 from framework.specs.employee import EmployeeCard
 from framework.specs.scenario import Scenario, ScenarioSettings
 from framework.specs.sop_text import render_steps
-
-
-@dataclass(frozen=True, slots=True)
-class PlanStep:
-    """One SOP step with its speakers resolved to employee ids."""
-
-    n: int
-    speakers: list[str]
-    do: str
-    tools: list[str] = field(default_factory=list)
-    fallback: str | None = None
-    waits_for_input: bool = False
-    parallel: bool = False
-    produces: list[str] = field(default_factory=list)
-    """Workspace files the step must leave behind; checked when the run's outcome is taken."""
-
-    def to_state(self) -> StepState:
-        """Plain dict for the checkpoint (and the ``sop_step`` event).
-
-        Checkpoints written before steps declared products have no ``produces`` key:
-        readers use ``step.get("produces", [])``.
-        """
-        return {
-            "n": self.n,
-            "speakers": list(self.speakers),
-            "do": self.do,
-            "tools": list(self.tools),
-            "fallback": self.fallback,
-            "waits_for_input": self.waits_for_input,
-            "parallel": self.parallel,
-            "produces": list(self.produces),
-        }
+from framework.specs.step import Step, StepState, step_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +31,8 @@ class RoomPlan:
     employees: dict[str, EmployeeCard]
     announcement: str
     sop: SopVersion | None
-    steps: list[PlanStep]
+    steps: tuple[Step, ...]
+    """The SOP's steps, their speakers resolved to employee ids (numbered from 1 in order)."""
     sop_trials: dict[str, dict[str, str | float]] = field(default_factory=dict)
     """SOP id -> the trial this room took part in at entry: ``arm`` (``trial`` or ``best``),
     ``trial`` and ``best`` refs, ``share`` (see :mod:`framework.sop.trials`); empty when none."""
@@ -96,6 +65,10 @@ class RoomPlan:
     def sop_ref(self) -> str | None:
         """``id@version`` of the SOP driving the room, if any."""
         return self.sop.ref if self.sop else None
+
+    def step_states(self) -> list[StepState]:
+        """The steps as the room stores them at entry (checkpoint and entry event)."""
+        return [step_state(number, step) for number, step in enumerate(self.steps, start=1)]
 
 
 def compile_plan(
@@ -139,7 +112,7 @@ def compile_plan(
         text = f"{text}\n\n{recommended}".strip()
     # The first SOP the slot names drives the room; others are only shown.
     sop = chosen[0] if chosen else None
-    steps = _resolve_steps(scenario, sop, catalog) if sop else []
+    steps = _resolve_steps(scenario, sop, catalog) if sop else ()
     return RoomPlan(scenario, employees, text, sop, steps)
 
 
@@ -148,20 +121,9 @@ def _language(scenario: Scenario, employees: Mapping[str, EmployeeCard]) -> Lang
     return room_language(scenario.language, cards, scenario.announcement.text)
 
 
-def _resolve_steps(scenario: Scenario, sop: SopVersion, catalog: Catalog) -> list[PlanStep]:
-    steps: list[PlanStep] = []
-    for n, step in enumerate(sop.steps, start=1):
-        names = list(step.speakers)
-        steps.append(
-            PlanStep(
-                n=n,
-                speakers=[catalog.resolve_speaker(scenario, name) for name in names],
-                do=step.do,
-                tools=list(step.tools),
-                fallback=step.fallback,
-                waits_for_input=step.waits_for_input,
-                parallel=step.parallel,
-                produces=list(step.produces),
-            )
-        )
-    return steps
+def _resolve_steps(scenario: Scenario, sop: SopVersion, catalog: Catalog) -> tuple[Step, ...]:
+    def resolved(step: Step) -> Step:
+        speakers = tuple(catalog.resolve_speaker(scenario, name) for name in step.speakers)
+        return replace(step, speakers=speakers)
+
+    return tuple(resolved(step) for step in sop.steps)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from framework.errors import StorageError
-from framework.runtime.state import entry_state
+from framework.runtime.state import at_index, entry_state
 from framework.sessions.entry import entry_meta, is_entry, scenario_of
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
@@ -173,7 +173,7 @@ def _free_chat(
     speakers = [e.author for e in after if e.kind == EventKind.MESSAGE and not e.from_person]
     return {
         **values,
-        "step": (outcome and outcome.steps_done) or 0,
+        **at_index((outcome and outcome.steps_done) or 0),
         "phase": "open",
         "turns": max([(outcome and outcome.turns) or 0, *(t + 1 for t in turn_ids)]),
         "run_turns": len(

@@ -37,7 +37,7 @@ from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, 
 from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.run_lock import RunLock
 from framework.runtime.session_end import end_session, is_idle
-from framework.runtime.state import CONSUMED_WINDOW, Routed
+from framework.runtime.state import CONSUMED_WINDOW, Routed, next_index
 from framework.sessions.events import (
     Event,
     EventKind,
@@ -137,7 +137,7 @@ class Room:
             phase=values.get("phase"),
             waiting=waiting,
             waiting_for=self._deps.plan.humans if waiting else [],
-            step=int(values.get("step", 0)),
+            step=next_index(values),
             steps_total=len(values.get("steps", [])),
             turns=int(values.get("turns", 0)),
             sop=values.get("sop"),
@@ -326,8 +326,7 @@ class Room:
             before = integrity_problem(dict(snap.values or {}), self._deps.log)
             events = self._deps.log.read_all()
             plan = self._deps.plan
-            steps = [s.to_state() for s in plan.steps]
-            rebuilt = rebuild_state(events, steps, plan.sop_ref)  # may raise RebuildError
+            rebuilt = rebuild_state(events, plan.step_states(), plan.sop_ref)  # or RebuildError
             if rebuilt is not None and rebuilt.values.get("scenario") not in (
                 None,
                 self.scenario_id,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from framework.specs.step import StepState
 
 CONSUMED_WINDOW = 50
 """How many recently routed human message ids the checkpoint keeps (``consumed``)."""
@@ -22,24 +25,6 @@ class Why(StrEnum):
     """It is the only employee present (a DM)."""
 
 
-class StepState(TypedDict):
-    """One SOP step as the checkpoint keeps it (a snapshot taken at entry).
-
-    ``n`` is the step's 1-based number as people see it; the state's ``step`` is the
-    0-based index of the next step to run.
-    """
-
-    n: int
-    speakers: list[str]
-    do: str
-    tools: list[str]
-    fallback: str | None
-    waits_for_input: bool
-    parallel: bool
-    produces: NotRequired[list[str]]
-    """Absent in checkpoints from before steps declared products."""
-
-
 class Pick(TypedDict):
     """Who speaks next and why: queued by routing, taken by a turn.
 
@@ -49,7 +34,8 @@ class Pick(TypedDict):
     employee: str
     why: str
     step: int | None
-    """With ``why == "sop_step"``: the index of the step in the state's ``steps``."""
+    """With ``why == "sop_step"``: the 0-based index of its step in the state's ``steps``
+    (named ``step`` in stored checkpoints; read it with :func:`pick_index`)."""
     note: NotRequired[str | None]
     """Why the pick was made another way (a round robin standing in for the selector)."""
 
@@ -75,6 +61,11 @@ def make_pick(
     return pick
 
 
+def pick_index(pick: Pick) -> int | None:
+    """The 0-based index of the SOP step ``pick`` works on; None when it is no step's."""
+    return pick["step"] if pick["why"] == Why.SOP_STEP else None
+
+
 def merge_lanes(
     old: list[dict[str, Any]] | None, new: list[dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
@@ -84,8 +75,9 @@ def merge_lanes(
     return [*(old or []), *new]
 
 
-class RoomState(TypedDict, total=False):
-    """Control state only; the conversation itself lives in the session's JSONL log."""
+class _Control(TypedDict, total=False):
+    """The keys of the room's control state, each with its type, but ``lanes``:
+    :class:`RoomState` is them, :class:`RoomUpdate` some of them."""
 
     epoch: str
     """Random id fixed at room entry; prefixes deterministic event ids so a re-run node
@@ -98,7 +90,8 @@ class RoomState(TypedDict, total=False):
     steps: list[StepState]
     """Snapshot of the SOP steps taken at entry."""
     step: int
-    """0-based index of the next SOP step (kept as ``step`` so old checkpoints resume)."""
+    """0-based index of the next SOP step, the count of steps done (kept as ``step`` so old
+    checkpoints resume): read with :func:`next_index`, written with :func:`at_index`."""
     phase: str
     """``sop`` (following steps), ``wrapup`` (serving deferred mentions), ``open`` (free chat)."""
     turns: int
@@ -117,13 +110,18 @@ class RoomState(TypedDict, total=False):
     last_speaker: str | None
     last_error: str | bool | None
     """Why the last turn failed (the room then waits for a person or a retry)."""
-    lanes: Annotated[list[dict[str, Any]], merge_lanes]
-    """Results of the lanes of a parallel step, joined by the ``join`` node."""
     stop_reason: str | None
     interrupted: bool
     """The run was stopped between turns for a newer message (the pause says so)."""
     dropped: list[str]
     """Who would have spoken next in the stopped run (free chat only; SOP steps stay)."""
+
+
+class RoomState(_Control, total=False):
+    """Control state only; the conversation itself lives in the session's JSONL log."""
+
+    lanes: Annotated[list[dict[str, Any]], merge_lanes]
+    """Results of the lanes of a parallel step, joined by the ``join`` node."""
 
 
 RouteTo = Literal["turn", "lane", "human", "__end__"]
@@ -132,31 +130,22 @@ TurnTo = Literal["route", "human"]
 """Where a ``turn`` (or the ``join`` of a parallel step's lanes) goes next."""
 
 
-class RoomUpdate(TypedDict, total=False):
+class RoomUpdate(_Control, total=False):
     """What a graph node writes: some of :class:`RoomState`'s keys, each with its type, so
     mypy checks every write (``tests/runtime`` holds the two key sets equal). Differs from
     the state only where a write means more than a value: ``lanes=None`` clears the lanes."""
 
-    epoch: str
-    entered: bool
-    scenario: str | None
-    sop: str | None
-    steps: list[StepState]
-    step: int
-    phase: str
-    turns: int
-    run_turns: int
-    queue: list[Pick]
-    deferred: list[Pick]
-    inbox: list[Routed]
-    consumed: list[str]
-    current: Pick | None
-    last_speaker: str | None
-    last_error: str | bool | None
     lanes: list[dict[str, Any]] | None
-    stop_reason: str | None
-    interrupted: bool
-    dropped: list[str]
+
+
+def next_index(state: Mapping[str, Any]) -> int:
+    """The 0-based index of the SOP step to run next: the count of steps done."""
+    return int(state.get("step", 0))
+
+
+def at_index(index: int) -> RoomUpdate:
+    """The update that makes step ``index`` (0-based) the next to run."""
+    return {"step": index}
 
 
 def entry_state(epoch: str, scenario: str | None, sop: str | None, steps: list[Any]) -> RoomUpdate:
@@ -167,7 +156,7 @@ def entry_state(epoch: str, scenario: str | None, sop: str | None, steps: list[A
         "scenario": scenario,
         "sop": sop,
         "steps": steps,
-        "step": 0,
+        **at_index(0),
         "phase": "sop" if steps else "open",
         "turns": 0,
         "run_turns": 0,

@@ -27,9 +27,10 @@ from framework.models.json_tools import (
 )
 from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.prompt_budget import fit_messages, total_tokens
-from framework.runtime.state import Pick, StepState
+from framework.runtime.state import Pick
 from framework.runtime.turn_context import Remembered, build_messages, turn_budget
 from framework.sessions.events import EventKind
+from framework.specs.step import StepState
 from framework.tools.base import ToolResult
 from framework.tools.output import model_view, quoted_snippets
 

@@ -20,12 +20,12 @@ from framework.extensions.prompt_blocks import BlockProblem, PromptScope
 from framework.extensions.sink import EventSink
 from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
-from framework.models.brief import StepBrief, TurnBrief, attach_brief
+from framework.models.brief import TurnBrief, attach_brief
 from framework.names import is_name
 from framework.runtime.prompt_budget import Budget, estimate_tokens, fit_messages, make_budget
-from framework.runtime.state import StepState
 from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel
+from framework.specs.step import StepState
 from framework.statements import preferred_language
 
 if TYPE_CHECKING:
@@ -221,16 +221,6 @@ def render_memory(doc: MemoryDoc) -> str:
     return "\n".join(parts)
 
 
-def _step_brief(step: StepState) -> StepBrief:
-    # Checkpoints from before steps declared products have no "produces" key.
-    return StepBrief(
-        n=step["n"],
-        do=step["do"],
-        tools=list(step["tools"]),
-        produces=list(step.get("produces") or []),
-    )
-
-
 def _block_id(answering: Event | None, problem: BlockProblem) -> str:
     # Once per person's message and problem: an SOP's many turns say it once.
     said = f"{answering.id if answering else ''}\n{problem.name}\n{problem.reason}"
@@ -303,7 +293,7 @@ def build_messages(
         language=language,
         why=why,
         humans=deps.plan.humans,
-        step=_step_brief(step) if step else None,
+        step=step,
         memory={sid: list(v) for sid, v in current.sections.items()} if current else {},
     )
     user = remembered.users[0] if remembered.users else deps.plan.humans[0]

@@ -21,7 +21,7 @@ from framework.sessions.events import utc_now
 from framework.sop.library_io import card_to_version
 from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step, same_content
 from framework.sop.service import SopService, ensure_known
-from framework.specs.sop_card import SopCard, SopStep, split_front_matter
+from framework.specs.sop_card import SopCard, SopStep, split_front_matter, with_notes
 from framework.specs.yaml_loader import load_yaml_text, validate
 
 
@@ -180,14 +180,7 @@ def parse_card(sop_id: str, text: str) -> SopVersion:
     data, lines = load_yaml_text(yaml_text, file=where, error_cls=SopCardError, first_line=first)
     if not isinstance(data, dict):
         raise SopCardError("the front matter is not a mapping of fields", file=where, line=first)
-    if "body" in data:
-        raise SopCardError(
-            "'body' is not a front-matter field",
-            file=where,
-            line=lines.get(("body",)),
-            field="body",
-            fix="write the notes after the closing '---' instead",
-        )
+    data = with_notes(data, notes, where, lines)
     if data.get("id", sop_id) != sop_id:
         raise SopCardError(
             f"the card's id is '{data['id']}', not '{sop_id}'",
@@ -198,7 +191,7 @@ def parse_card(sop_id: str, text: str) -> SopVersion:
         )
     # The store numbers the version, makes it a draft and writes its change log entry.
     data = {k: v for k, v in data.items() if k not in ("version", "status", "change_log")}
-    data.update(id=sop_id, version=1, body=notes)
+    data.update(id=sop_id, version=1)
     card = validate(SopCard, data, file=where, lines=lines, error_cls=SopCardError)
     return card_to_version(card)
 

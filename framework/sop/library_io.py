@@ -26,7 +26,7 @@ import yaml
 from framework.errors import InputError, SopCardError
 from framework.specs.sop_card import SopCard, SopLibrary, load_sop_card
 
-from .model import Approval, ChangeLogEntry, SopVersion, Status, Step, same_content
+from .model import Approval, ChangeLogEntry, SopVersion, Status, same_content
 from .store import SopStore
 
 APPROVALS_HEADING = "## Approvals"
@@ -56,24 +56,12 @@ class ImportReport:
 def card_to_version(card: SopCard) -> SopVersion:
     """The store's version for a card (approvals come from the body's approvals section)."""
     body, approvals = _split_approvals(card.body, card.source)
-    steps = tuple(
-        Step(
-            speakers=tuple(step.speakers),
-            do=step.do,
-            tools=tuple(step.tools),
-            fallback=step.fallback,
-            waits_for_input=step.waits_for_input,
-            parallel=step.parallel,
-            produces=tuple(step.produces),
-        )
-        for step in card.steps
-    )
     return SopVersion(
         sop_id=card.id,
         version=card.version,
         goal=card.goal,
         scope=card.scope,
-        steps=steps,
+        steps=card.to_steps(),
         status=Status(card.status),
         change_log=tuple(ChangeLogEntry(e.version, e.why, e.by, e.from_) for e in card.change_log),
         approvals=approvals,

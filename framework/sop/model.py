@@ -2,7 +2,8 @@
 
 The edge format is the SOP card (``framework/specs/sop_card.py``); the store
 (``framework/sop/store.py``) persists these, in the stored forms at the end of this module;
-scoring, edits and revision are pure functions over them.
+scoring, edits and revision are pure functions over them. :class:`Step` is defined with the
+card's step in ``framework/specs/step.py`` (rendering reads it there) and is this module's too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from framework.specs.step import Step as Step  # re-exported: the SOP layer reads it from here
+
 
 class Status(StrEnum):
     """Review status of a version."""
@@ -20,21 +23,6 @@ class Status(StrEnum):
     DRAFT = "draft"
     PUBLISHED = "published"
     DEPRECATED = "deprecated"
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One step of a procedure."""
-
-    speakers: tuple[str, ...]
-    """Employee ids or roles; several speak in order, or at once when ``parallel``."""
-    do: str
-    tools: tuple[str, ...] = ()
-    fallback: str | None = None
-    waits_for_input: bool = False
-    parallel: bool = False
-    produces: tuple[str, ...] = ()
-    """Workspace-relative files the step must leave behind (non-empty) for a run to succeed."""
 
 
 @dataclass(frozen=True, slots=True)

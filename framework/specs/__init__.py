@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from .json_schema import schemas
     from .model_spec import ModelSpec
     from .scenario import Announcement, Scenario, ScenarioSettings, load_scenario
-    from .sop_card import ChangeLogEntry, SopCard, SopLibrary, SopStep, load_sop_card
+    from .sop_card import ChangeLogEntry, SopCard, SopLibrary, load_sop_card
+    from .step import SopStep
     from .validation import validate_paths
     from .yaml_loader import LineMap, SpecModel, did_you_mean, load_yaml_file, validate
 
@@ -37,7 +38,7 @@ _HOMES: dict[str, str] = {
     "Slug": "framework.specs.employee",
     "SopCard": "framework.specs.sop_card",
     "SopLibrary": "framework.specs.sop_card",
-    "SopStep": "framework.specs.sop_card",
+    "SopStep": "framework.specs.step",
     "SpecModel": "framework.specs.yaml_loader",
     "ToolName": "framework.specs.employee",
     "did_you_mean": "framework.specs.yaml_loader",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -30,96 +30,14 @@ from pydantic.json_schema import SkipJsonSchema
 from framework.errors import InputError, SopCardError, UnknownNameError
 
 from ._explain import hint
-from .employee import Slug, ToolName
+from .employee import Slug
 from .limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, MAX_VERSION
-from .sop_text import StepLike, render_steps
-from .yaml_loader import SpecModel, load_yaml_text, read_text, spec_error, validate
+from .sop_text import render_steps
+from .step import SopStep, Step
+from .yaml_loader import LineMap, SpecModel, load_yaml_text, read_text, spec_error, validate
 
 _SCOPE = re.compile(rf"^(global|(scenario|employee):[a-z0-9][a-z0-9_-]{{0,{MAX_ID_CHARS - 1}}})$")
 _FENCE = re.compile(r"^(---|\.\.\.)\s*$")
-
-
-class SopStep(BaseModel):
-    """One step: who speaks, what they do, with which tools, what it must leave in the
-    workspace, and what to do if it fails."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    speaker: str | list[str] = Field(
-        description="employee id or role; a list names several speakers", examples=["pm"]
-    )
-    do: str = Field(
-        max_length=MAX_TEXT_CHARS,
-        description="what the speaker does in this step",
-        examples=["立题与提纲"],
-    )
-    tools: list[ToolName] = Field(default_factory=list, examples=[["write_file"]])
-    produces: list[str] = Field(
-        default_factory=list,
-        description="workspace files (relative paths) the step must leave behind, non-empty; "
-        "a run whose completed steps did not produce them is not a success",
-        examples=[["outline.md"]],
-    )
-    fallback: str | None = Field(
-        default=None,
-        max_length=MAX_TEXT_CHARS,
-        description="what to do when the step cannot be done",
-    )
-    waits_for_input: bool = Field(default=False, description="the room pauses for a human after it")
-    parallel: bool = Field(default=False, description="list speakers work at the same time")
-
-    @field_validator("speaker", mode="before")
-    @classmethod
-    def _speaker_shape(cls, value: Any) -> Any:
-        # Checked by hand so a wrong shape gets one clear message, not one per union branch.
-        fix = "write one id (`speaker: pm`) or a list (`speaker: [designer, reviewer]`)"
-        if isinstance(value, str):
-            if not value.strip():
-                raise spec_error("speaker is empty", fix)
-            if len(value) > MAX_LABEL_CHARS:
-                raise spec_error(f"speaker is over {MAX_LABEL_CHARS} characters", fix)
-            return value
-        if isinstance(value, list):
-            if not value:
-                raise spec_error("speaker list is empty", fix)
-            for index, item in enumerate(value):
-                if not isinstance(item, str) or not item.strip() or len(item) > MAX_LABEL_CHARS:
-                    raise spec_error(
-                        f"speaker {str(item)[:40]!r} is not an employee id or role",
-                        fix,
-                        at=(index,),
-                    )
-            return value
-        raise spec_error(f"expected an employee id or a list of them, got {value!r}", fix)
-
-    @field_validator("produces")
-    @classmethod
-    def _produces_paths(cls, value: list[str]) -> list[str]:
-        # The same rules the workspace applies to tool paths, caught when the card is loaded
-        # rather than at the end of a run.
-        fix = "name a file inside the room's workspace, e.g. `produces: [outline.md]`"
-        for index, item in enumerate(value):
-            posix, windows = PurePosixPath(item), PureWindowsPath(item)
-            if not item.strip():
-                raise spec_error("product path is empty", fix, at=(index,))
-            if len(item) > MAX_LABEL_CHARS:
-                raise spec_error(
-                    f"product path is over {MAX_LABEL_CHARS} characters", fix, at=(index,)
-                )
-            if posix.is_absolute() or windows.is_absolute() or windows.drive or item[0] in "/\\":
-                raise spec_error(f"product path {item!r} is absolute", fix, at=(index,))
-            if ".." in posix.parts or ".." in windows.parts:
-                raise spec_error(
-                    f"product path {item!r} leaves the workspace ('..')", fix, at=(index,)
-                )
-            if item.endswith(("/", "\\")) or posix.name in ("", "."):
-                raise spec_error(f"product path {item!r} is a folder, not a file", fix, at=(index,))
-        return value
-
-    @property
-    def speakers(self) -> list[str]:
-        """The speaker(s) as a list."""
-        return list(self.speaker) if isinstance(self.speaker, list) else [self.speaker]
 
 
 class ChangeLogEntry(BaseModel):
@@ -190,7 +108,11 @@ class SopCard(SpecModel):
     def render_text(self, language: str | None = None) -> str:
         """The steps as a numbered list for a room announcement (``1. pm：立题与提纲``);
         labels in ``language``, else in the card's own (see :func:`render_steps`)."""
-        return render_steps(self.ref, self.goal, self.steps, language)
+        return render_steps(self.ref, self.goal, self.to_steps(), language)
+
+    def to_steps(self) -> tuple[Step, ...]:
+        """The steps as code reads them past the card (:meth:`SopStep.to_step`)."""
+        return tuple(step.to_step() for step in self.steps)
 
 
 def split_front_matter(text: str, path: Path) -> tuple[str, str, int]:
@@ -229,16 +151,22 @@ def load_sop_card(path: str | Path) -> SopCard:
         yaml_text, file=path, error_cls=SopCardError, first_line=first_line
     )
     if isinstance(data, dict):
-        if "body" in data:
-            raise SopCardError(
-                "'body' is not a front-matter field",
-                file=path,
-                line=lines.get(("body",)),
-                field="body",
-                fix="write the notes after the closing '---' instead",
-            )
-        data = {**data, "body": body}
+        data = with_notes(data, body, path, lines)
     return validate(SopCard, data, file=path, lines=lines, error_cls=SopCardError)
+
+
+def with_notes(data: dict[str, Any], body: str, path: Path, lines: LineMap) -> dict[str, Any]:
+    """A card's front-matter fields with the notes after it as ``body``; a ``body`` written
+    in the front matter is a :class:`SopCardError`."""
+    if "body" in data:
+        raise SopCardError(
+            "'body' is not a front-matter field",
+            file=path,
+            line=lines.get(("body",)),
+            field="body",
+            fix="write the notes after the closing '---' instead",
+        )
+    return {**data, "body": body}
 
 
 def _claimed_ids(path: Path, root: Path | None) -> list[str]:
@@ -376,9 +304,9 @@ __all__ = [
     "SopCard",
     "SopLibrary",
     "SopStep",
-    "StepLike",
     "has_front_matter",
     "load_sop_card",
     "render_steps",
     "split_front_matter",
+    "with_notes",
 ]

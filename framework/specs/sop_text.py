@@ -1,36 +1,17 @@
 """An SOP as text: the numbered step list rooms post in their announcement.
 
-Shared by SOP cards (:mod:`framework.specs.sop_card`) and stored versions
-(:mod:`framework.sop.model`), which both satisfy :class:`StepLike`.
+Reads :class:`~framework.specs.step.Step`: SOP cards (:mod:`framework.specs.sop_card`) render
+theirs converted, stored versions (:mod:`framework.sop.model`) as they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from framework.language import main_language
 from framework.phrases import Language, Phrase, language_or_default
 
-
-class StepLike(Protocol):
-    """What :func:`render_steps` reads of a step (a card's or a stored version's)."""
-
-    @property
-    def speakers(self) -> Sequence[str]: ...
-    @property
-    def do(self) -> str: ...
-    @property
-    def tools(self) -> Sequence[str]: ...
-    @property
-    def produces(self) -> Sequence[str]: ...
-    @property
-    def fallback(self) -> str | None: ...
-    @property
-    def waits_for_input(self) -> bool: ...
-    @property
-    def parallel(self) -> bool: ...
-
+from .step import Step
 
 TOOLS = Phrase(
     en="tools: {tools}",
@@ -62,14 +43,12 @@ TITLE = Phrase(
 )
 
 
-def sop_language(goal: str, steps: Sequence[StepLike]) -> Language:
+def sop_language(goal: str, steps: Sequence[Step]) -> Language:
     """The language an SOP is written in (its goal and steps), for labels that match it."""
     return main_language(" ".join([goal, *(step.do for step in steps)]), default="zh")
 
 
-def render_steps(
-    ref: str, goal: str, steps: Sequence[StepLike], language: str | None = None
-) -> str:
+def render_steps(ref: str, goal: str, steps: Sequence[Step], language: str | None = None) -> str:
     """An SOP as a numbered list for a room announcement (``1. pm: outline the talk``).
 
     ``language``: of the labels (``tools``, ``waits for human input``); a room passes its
@@ -100,4 +79,4 @@ def render_steps(
     return "\n".join(out)
 
 
-__all__ = ["StepLike", "render_steps", "sop_language"]
+__all__ = ["render_steps", "sop_language"]
