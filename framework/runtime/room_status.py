@@ -17,6 +17,7 @@ class RoomStatus:
     """True when the room is paused for human input."""
     waiting_for: list[str]
     step: int
+    """SOP steps done: the 0-based index of the next step to run (the checkpoint's ``step``)."""
     steps_total: int
     turns: int
     sop: str | None
