@@ -1,7 +1,8 @@
 """One SOP step, in the three shapes its layers need; the word "step" means this, nothing else.
 
 - :class:`SopStep` (pydantic): a step as written in an SOP card, validated at the edge
-  (``sop_library/`` files, ``POST /api/sops``). :meth:`SopStep.to_step` turns it into
+  (``sop_library/`` files, an edit posted to ``/api/sops/{id}/versions``); its
+  :meth:`SopStep.to_step` gives
 - :class:`Step` (a frozen dataclass): the step every layer above the card reads: the store,
   scoring and revision, rendering (:func:`~framework.specs.sop_text.render_steps`), and a
   room's plan (there with its speakers resolved to employee ids).
