@@ -50,9 +50,7 @@ def _reviser(ctx: HookContext, proposals: list[Proposal]) -> Reviser:
     reviser = (
         rule_reviser
         if isinstance(model.chat, SimulatedChatModel)
-        else model_reviser(
-            model.chat, ctx.renderer, model.profile, retries=model.retries, backoff=model.backoff
-        )
+        else model_reviser(model, ctx.renderer)
     )
     return recorded(reviser, proposals)
 
