@@ -30,22 +30,10 @@ _FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|json|csv|yaml)")
 
 # Openings in each role's voice. Roles not listed speak in the generic voice.
 _VOICES = {
-    "pm": Phrase(
-        en="From the product side",
-        zh="从产品角度",
-    ),
-    "engineer": Phrase(
-        en="From the engineering side",
-        zh="从技术角度",
-    ),
-    "designer": Phrase(
-        en="From the design side",
-        zh="从设计角度",
-    ),
-    "reviewer": Phrase(
-        en="From the review side",
-        zh="从审阅角度",
-    ),
+    "pm": Phrase(en="From the product side", zh="从产品角度"),
+    "engineer": Phrase(en="From the engineering side", zh="从技术角度"),
+    "designer": Phrase(en="From the design side", zh="从设计角度"),
+    "reviewer": Phrase(en="From the review side", zh="从审阅角度"),
 }
 GENERIC_VOICE = Phrase(
     en="As I see it",
