@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from framework.errors import ModelError
@@ -28,18 +26,12 @@ class ScriptedChatModel(OfflineChatModel):
     def _llm_type(self) -> str:
         return "staffroom-scripted"
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def reply(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
+        """The next scripted reply (raised, if it is an exception); ``messages`` are kept."""
         self.calls.append(list(messages))
         if not self.replies:
             raise ModelError("the scripted model has no replies left")
         reply = self.replies.pop(0)
         if isinstance(reply, BaseException):
             raise reply
-        message = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))

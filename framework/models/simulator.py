@@ -16,31 +16,62 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatResult
 
 from framework.language import snippet
 from framework.models.brief import TurnBrief, find_brief
 from framework.models.offline import OfflineChatModel
+from framework.phrases import Phrase
 from framework.specs.step import StepState
 from framework.statements import LANGUAGE_KEY, stated_facts
 
 _FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|json|csv|yaml)")
 
 # Openings in each role's voice. Roles not listed speak in the generic voice.
-_VOICE_ZH = {
-    "pm": "从产品角度",
-    "engineer": "从技术角度",
-    "designer": "从设计角度",
-    "reviewer": "从审阅角度",
+_VOICES = {
+    "pm": Phrase(en="From the product side", zh="从产品角度"),
+    "engineer": Phrase(en="From the engineering side", zh="从技术角度"),
+    "designer": Phrase(en="From the design side", zh="从设计角度"),
+    "reviewer": Phrase(en="From the review side", zh="从审阅角度"),
 }
-_VOICE_EN = {
-    "pm": "From the product side",
-    "engineer": "From the engineering side",
-    "designer": "From the design side",
-    "reviewer": "From the review side",
-}
+GENERIC_VOICE = Phrase(
+    en="As I see it",
+    zh="我的看法",
+)
+STEP_TASK = Phrase(
+    en="step {n} '{do}'",
+    zh="第 {n} 步「{do}」",
+)
+MESSAGE_TASK = Phrase(
+    en="your message",
+    zh="你的消息",
+)
+SPEAKS = Phrase(
+    en="[simulated] {name}: {voice}, working on {task}.",
+    zh="[simulated] {name}：{voice}，处理{task}。",
+)
+HEARD = Phrase(
+    en=' I read: "{heard}".',
+    zh="收到：「{heard}」。",
+)
+PROPOSAL = Phrase(
+    en=" Proposal: keep the scope small, confirm the goal, then move on.",
+    zh="建议：先对齐目标，控制范围，再推进下一步。",
+)
+WRITING_OUTPUT = Phrase(
+    en="[simulated] Writing the output of this step to the workspace.",
+    zh="[simulated] 先把这一步的产出写进工作区。",
+)
+NOTED = Phrase(
+    en="[simulated] {name}: noted, I will remember that ({saved}).",
+    zh="[simulated] {name}：好的，我记下了（{saved}）。",
+)
+TOOL_DONE = Phrase(
+    en="{name}: done with '{task}'. Tool said: {outcome}",
+    zh="{name}：「{task}」已完成。工具返回：{outcome}",
+)
 
 
 def _last_human(messages: Sequence[BaseMessage], humans: Sequence[str] = ()) -> str:
@@ -85,15 +116,6 @@ class SimulatedChatModel(OfflineChatModel):
     def _llm_type(self) -> str:
         return "staffroom-simulated"
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self.reply(messages, **kwargs))])
-
     async def _agenerate(
         self,
         messages: list[BaseMessage],
@@ -103,7 +125,7 @@ class SimulatedChatModel(OfflineChatModel):
     ) -> ChatResult:
         if self.delay:
             await asyncio.sleep(self.delay)
-        return ChatResult(generations=[ChatGeneration(message=self.reply(messages, **kwargs))])
+        return self._generate(messages, stop, **kwargs)
 
     def reply(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
         """The deterministic answer to ``messages``."""
@@ -151,19 +173,13 @@ class SimulatedChatModel(OfflineChatModel):
         role = brief.get("role", "")
         name = brief.get("display_name") or brief.get("employee", "employee")
         heard = snippet(last_human, 40) if last_human else ""
-        if english:
-            voice = _VOICE_EN.get(role, "As I see it")
-            task = f"step {step['n']} '{step['do']}'" if step else "your message"
-            text = f"[simulated] {name}: {voice}, working on {task}."
-            if heard:
-                text += f' I read: "{heard}".'
-            return text + " Proposal: keep the scope small, confirm the goal, then move on."
-        voice = _VOICE_ZH.get(role, "我的看法")
-        task = f"第 {step['n']} 步「{step['do']}」" if step else "你的消息"
-        text = f"[simulated] {name}：{voice}，处理{task}。"
+        language = "en" if english else "zh"
+        voice = _VOICES.get(role, GENERIC_VOICE)(language)
+        task = STEP_TASK(language, n=step["n"], do=step["do"]) if step else MESSAGE_TASK(language)
+        text = SPEAKS(language, name=name, voice=voice, task=task)
         if heard:
-            text += f"收到：「{heard}」。"
-        return text + "建议：先对齐目标，控制范围，再推进下一步。"
+            text += HEARD(language, heard=heard)
+        return text + PROPOSAL(language)
 
     def _write_step_output(
         self, brief: TurnBrief, step: StepState, heard: str, english: bool
@@ -179,13 +195,8 @@ class SimulatedChatModel(OfflineChatModel):
         body = [f"# {step['do']}", "", f"- author: {employee} (simulated)", f"- step: {step['n']}"]
         if heard:
             body.append(f"- input: {heard}")
-        lead = (
-            "Writing the output of this step to the workspace."
-            if english
-            else "先把这一步的产出写进工作区。"
-        )
         return AIMessage(
-            content=f"[simulated] {lead}",
+            content=WRITING_OUTPUT("en" if english else "zh"),
             tool_calls=[
                 {
                     "name": "write_file",
@@ -232,15 +243,11 @@ class SimulatedChatModel(OfflineChatModel):
             english = (
                 saved.split(LANGUAGE_KEY, 1)[1].split("(")[0].strip(" :：").startswith("English")
             )
-        if english:
-            return f"[simulated] {name}: noted, I will remember that ({snippet(saved, 80)})."
-        return f"[simulated] {name}：好的，我记下了（{snippet(saved, 80)}）。"
+        return NOTED("en" if english else "zh", name=name, saved=snippet(saved, 80))
 
     def _after_tool(self, brief: TurnBrief, result: ToolMessage, english: bool) -> str:
         name = brief.get("display_name") or brief.get("employee", "employee")
         outcome = snippet(str(result.content), 80)
         step = brief.get("step")
         task = step["do"] if step else ""
-        if english:
-            return f"{name}: done with '{task}'. Tool said: {outcome}"
-        return f"{name}：「{task}」已完成。工具返回：{outcome}"
+        return TOOL_DONE("en" if english else "zh", name=name, task=task, outcome=outcome)

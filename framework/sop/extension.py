@@ -34,7 +34,7 @@ def register(ext: Extensions, sops: SopService, *, auto_extract: bool) -> None:
 
     async def feedback_after_close(routed: MessageRouted, ctx: HookContext) -> None:
         """A person's corrections or score after an SOP run closed still count for that run."""
-        await late_feedback(ctx, sops, routed.message)
+        await late_feedback(ctx, sops, routed)
 
     async def sop_feedback(ended: RunEnded, ctx: HookContext) -> None:
         """The run's outcome against its SOP version, and the next version it proposes."""

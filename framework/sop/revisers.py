@@ -16,11 +16,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from framework.models.profile import ModelProfile
+from framework.extensions.context import EmployeeModel
 from framework.models.structured import answer_format, ask_structured
 from framework.phrases import Phrase
 from framework.prompts.environment import PromptRenderer
@@ -185,15 +184,10 @@ def _runs(evidence: Evidence) -> list[dict[str, object]]:
     return runs
 
 
-def model_reviser(
-    model: BaseChatModel,
-    renderer: PromptRenderer,
-    profile: ModelProfile,
-    *,
-    retries: int = 2,
-    backoff: float = 1.0,
-) -> Reviser:
-    """A reviser that asks ``model`` for edits as JSON (falls back to the rules, visibly)."""
+def model_reviser(model: EmployeeModel, renderer: PromptRenderer) -> Reviser:
+    """A reviser that asks ``model`` for edits as JSON, called with its profile, retries and
+    backoff (falls back to the rules, visibly)."""
+    profile = model.profile
 
     async def revise(current: SopVersion, evidence: Evidence) -> Proposal:
         # The latest runs only: an SOP with many outcomes must still fit a small window.
@@ -225,14 +219,14 @@ def model_reviser(
             return _unasked_removal(ops, asked, current.steps, evidence.language)
 
         answer = await ask_structured(
-            model,
+            model.chat,
             [SystemMessage(content=prompt), HumanMessage(content="Propose the edits as JSON.")],
             EditsAnswer,
             profile,
             examples=[EXAMPLE],
             check=check,
-            retries=retries,
-            backoff=backoff,
+            retries=model.retries,
+            backoff=model.backoff,
         )
         conflicts = plan.conflicts
         if answer.value is not None:

@@ -12,11 +12,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from framework.extensions.context import HookContext
+from framework.extensions.hooks import MessageRouted
 from framework.language import language_of
 from framework.models.simulator import SimulatedChatModel
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import Event, EventKind
 from framework.sessions.jsonl_log import JsonlLog
 from framework.sessions.keys import Channel
+from framework.sessions.payloads import FeedbackPayload, RemarkPayload, payload_of
 from framework.sop.auto_extract import practice_target
 from framework.sop.edits import describe
 from framework.sop.extraction import extract_draft
@@ -47,9 +50,7 @@ def _reviser(ctx: HookContext, proposals: list[Proposal]) -> Reviser:
     reviser = (
         rule_reviser
         if isinstance(model.chat, SimulatedChatModel)
-        else model_reviser(
-            model.chat, ctx.renderer, model.profile, retries=model.retries, backoff=model.backoff
-        )
+        else model_reviser(model, ctx.renderer)
     )
     return recorded(reviser, proposals)
 
@@ -142,9 +143,7 @@ async def close_run(
     policy = TrialPolicy(settings.sop_trial_share, settings.sop_trial_runs)
     if policy.share > 0:
         await sops.judge_trials(SopRef.parse(sop_ref, field="sop").sop_id, policy)
-    people = sorted(
-        {e.author for e in events if e.kind == EventKind.MESSAGE and e.meta.get("human")}
-    )
+    people = sorted({e.author for e in events if e.kind == EventKind.MESSAGE and e.from_person})
     measured = {
         "sop": sop_ref,
         "success": outcome.success,
@@ -163,7 +162,7 @@ async def close_run(
     ctx.events.emit(EventKind.FEEDBACK, "system", measured, id=done_id, meta={"sop": sop_ref})
 
 
-async def late_feedback(ctx: HookContext, sops: SopService, message: Mapping[str, Any]) -> None:
+async def late_feedback(ctx: HookContext, sops: SopService, message: MessageRouted) -> None:
     """A person's corrections or score after the run closed count for that run.
 
     Only within ``sop_feedback_window`` seconds of the close, only from the people who took
@@ -173,36 +172,37 @@ async def late_feedback(ctx: HookContext, sops: SopService, message: Mapping[str
     """
     if ctx.sop_ref is None:
         return  # a DM or a room without an SOP: no run to amend, and no log to read back
-    events = ctx.log.tail_until(lambda e: e.kind == EventKind.PLAN and bool(e.meta.get("entry")))
-    if not events or events[0].kind != EventKind.PLAN:
+    events = ctx.log.tail_until(is_entry)
+    if not events or not is_entry(events[0]):
         return
-    epoch = str(events[0].meta.get("epoch"))
+    epoch = entry_meta(events[0]).epoch
     closed = next((i for i, e in enumerate(events) if e.id == f"{epoch}-feedback"), None)
     if closed is None:
         return  # the run is still open: its corrections are read when it closes
     done = events[closed]
-    content = done.content if isinstance(done.content, dict) else {}
-    if "at" not in content or not content.get("sop"):
+    feedback = payload_of(done)
+    if not isinstance(feedback, FeedbackPayload) or not feedback.has_at or not feedback.sop:
         return  # closed before late feedback existed: its outcome cannot be found
+    sop_ref = feedback.sop
     settings = ctx.scenario_settings
-    people = set(content.get("people") or ctx.humans)
-    author = str(message.get("author"))
+    people = set(feedback.people or ctx.humans)
+    author = message.author
     in_window = within_window(done.ts, settings.sop_feedback_window)
     if author not in people or not in_window:
         # Not counted: say so to a person whose message was feedback (sop/late.py).
         notice = refusal(
             person=author,
-            text=str(message.get("content") or ""),
+            text=message.content,
             later=events[closed + 1 :],
             people=sorted(people),
             in_window=in_window,
             window=settings.sop_feedback_window,
-            sop_ref=str(content.get("sop")),
+            sop_ref=sop_ref,
             default_language=room_language(ctx),
         )
-        notice_id = f"{epoch}-late-{message.get('id')}-notice"
+        notice_id = f"{epoch}-late-{message.id}-notice"
         if notice is not None and not ctx.log.has(notice_id):
-            counted = {"sop": content.get("sop"), "late": True, "counted": False}
+            counted = {"sop": sop_ref, "late": True, "counted": False}
             body = {**counted, "by": author, "notice": notice, "run": done.id}
             ctx.events.emit(
                 EventKind.FEEDBACK, "system", body, id=notice_id, meta={"sop": body["sop"]}
@@ -214,9 +214,8 @@ async def late_feedback(ctx: HookContext, sops: SopService, message: Mapping[str
     score = next((s for s in reversed(scores) if s is not None), None)
     if not said and score is None:
         return
-    sop_ref = str(content["sop"])
     stored = [o for o in await sops.store.outcomes(sop_ref) if o.session == str(ctx.key)]
-    original = next((o for o in stored if o.at == content["at"]), None)
+    original = next((o for o in stored if o.at == feedback.at), None)
     if original is None:
         return
     merged = {correction_key(c): c for c in (*original.corrections, *said)}
@@ -225,12 +224,12 @@ async def late_feedback(ctx: HookContext, sops: SopService, message: Mapping[str
     success = not original.failures and (
         score >= SUCCESS_AT
         if score is not None
-        else content.get("reason") == "sop_complete" and not corrections
+        else feedback.reason == "sop_complete" and not corrections
     )
     # A run nobody spoke in has no user yet: the person judging it afterwards is its user.
-    user = original.user or str(message.get("author"))
+    user = original.user or message.author
     amended = dc_replace(original, corrections=corrections, score=score, success=success, user=user)
-    prefix = f"{epoch}-late-{message['id']}"
+    prefix = f"{epoch}-late-{message.id}"
     if ctx.log.has(f"{prefix}-feedback"):
         return  # this message was counted already (a redelivery)
     if amended == original and _reported(events[closed + 1 :], amended):
@@ -252,21 +251,19 @@ async def late_feedback(ctx: HookContext, sops: SopService, message: Mapping[str
 def _from(event: Event, people: set[str]) -> bool:
     """A person's message, or a remark event, of one of the run's ``people``."""
     if event.kind == EventKind.MESSAGE:
-        return bool(event.meta.get("human")) and event.author in people
-    if event.kind == EventKind.REMARK and isinstance(event.content, dict):
-        return str(event.content.get("by")) in people
-    return False
+        return event.from_person and event.author in people
+    remark = payload_of(event)
+    return isinstance(remark, RemarkPayload) and str(remark.by) in people
 
 
 def _reported(events: list[Event], outcome: Outcome) -> bool:
     """Whether a late ``feedback`` event already reported ``outcome`` (a crash after the store
     was amended but before the revision leaves none, and the revision is then made again)."""
     return any(
-        e.kind == EventKind.FEEDBACK
-        and isinstance(e.content, dict)
-        and e.content.get("late")
-        and e.content.get("corrections") == len(outcome.corrections)
-        and e.content.get("score") == outcome.score
+        isinstance(said := payload_of(e), FeedbackPayload)
+        and said.late
+        and said.corrections == len(outcome.corrections)
+        and said.score == outcome.score
         for e in events
     )
 

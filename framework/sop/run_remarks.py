@@ -28,7 +28,9 @@ from framework.extensions.sink import EventSink
 from framework.language import is_english
 from framework.models.simulator import SimulatedChatModel
 from framework.phrases import Phrase
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import FeedbackPayload, payload_of
 from framework.sop.model import Step
 from framework.sop.remark_answers import (
     answer_content,
@@ -47,10 +49,6 @@ NOT_READ_OFFLINE = Phrase(
 )
 
 
-def _is_entry(event: Event) -> bool:
-    return event.kind == EventKind.PLAN and bool(event.meta.get("entry"))
-
-
 def open_run(ctx: HookContext) -> tuple[list[Event], tuple[Step, ...]] | None:
     """The events of the room's SOP run still open (from its entry) and its steps, or None.
 
@@ -60,16 +58,17 @@ def open_run(ctx: HookContext) -> tuple[list[Event], tuple[Step, ...]] | None:
     """
     if ctx.sop_ref is None:
         return None  # a DM or a room without an SOP: no need to read its log
-    events = ctx.log.tail_until(_is_entry)
-    if not events or not _is_entry(events[0]):
+    events = ctx.log.tail_until(is_entry)
+    if not events or not is_entry(events[0]):
         return None
-    epoch = events[0].meta.get("epoch")
+    entered = entry_meta(events[0])
+    epoch = entered.epoch
     closed = next((e for e in events if e.id == f"{epoch}-feedback"), None)
     if closed is not None and not within_window(
         closed.ts, ctx.scenario_settings.sop_feedback_window
     ):
         return None  # late remarks count for the run only within the feedback window
-    raw = events[0].meta.get("steps") or []
+    raw = entered.steps or []
     steps = tuple(
         Step(speakers=tuple(str(s) for s in step.get("speakers", [])), do=str(step.get("do", "")))
         for step in raw
@@ -84,20 +83,17 @@ def _emit(sink: EventSink, content: dict[str, Any], id: str) -> None:
 
 async def read_remark(routed: MessageRouted, ctx: HookContext) -> None:
     """Record a person's yes or no to a remark they refer to, or read a new remark of theirs."""
-    message = routed.message
-    if ctx.sop_ref is None or message.get("opening"):
+    if ctx.sop_ref is None or routed.message.get("opening"):
         return  # a room's first message is its input, said before any step ran
-    mid, person, text = str(message["id"]), str(message["author"]), str(message["content"])
+    mid, person, text = routed.id, routed.author, routed.content
     run = open_run(ctx)
     if run is None:
         _unmatched(ctx, mid, person, text)  # "yes, remark 1" after the window closed
         return
     events, steps = run
-    closed = next((e for e in events if e.kind == EventKind.FEEDBACK), None)
-    if closed is not None and isinstance(closed.content, dict):
-        people = closed.content.get("people") or ctx.humans
-        if person not in people:
-            return  # after the close only the run's people may still correct it
+    closed = next((payload_of(e) for e in events if e.kind == EventKind.FEEDBACK), None)
+    if isinstance(closed, FeedbackPayload) and person not in (closed.people or ctx.humans):
+        return  # after the close only the run's people may still correct it
     at = next((i for i, e in enumerate(events) if e.id == mid), None)
     if at is not None:
         answer = answer_to(events[: at + 1], events[at])
@@ -114,7 +110,7 @@ async def read_remark(routed: MessageRouted, ctx: HookContext) -> None:
     if any(ctx.log.has(d) for d in done):
         return  # read before a crash: never ask the model twice
     if isinstance(ctx.model(ctx.participants[0]).chat, SimulatedChatModel):
-        once = f"{events[0].meta.get('epoch')}-remark-offline"
+        once = f"{entry_meta(events[0]).epoch}-remark-offline"
         if not ctx.log.has(once):  # once per run, not after every remark
             language = "en" if english else "zh"
             reason = NOT_READ_OFFLINE(language, hint=grammar_hint(english))
@@ -139,7 +135,7 @@ async def _ask_model(
         model.chat,
         profile,
         ctx.renderer,
-        ref=str(events[0].meta.get("sop") or ""),  # the version the run entered on
+        ref=entry_meta(events[0]).sop or "",  # the version the run entered on
         steps=steps,
         employees=ctx.participants,
         person=person,
