@@ -53,17 +53,8 @@ from framework.memory.refusals import cap_message, not_utf8
 from framework.memory.similarity import Similarity, normalize, normalized_similarity
 from framework.sessions.replace import replace_file
 
-__all__ = [
-    "DEFAULT_TITLES",
-    "ENGLISH_TITLES",
-    "SECTION_IDS",
-    "SEPARATOR",
-    "MemoryChange",
-    "MemoryDoc",
-    "MemoryFile",
-    "clean_entry",
-    "section_titles",
-]
+# The entry types its methods take and give; the rest of ``entries`` is imported from there.
+__all__ = ["MemoryChange", "MemoryDoc", "MemoryFile"]
 
 FACTS_FILE = "facts.json"
 """Beside MEMORY.md: sources, confirmation dates, superseded values (see ``fact_log``)."""
