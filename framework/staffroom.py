@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -39,10 +38,10 @@ from framework.specs.catalog import Catalog
 from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
 from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario, dm_scenario
-from framework.stores import Stores, settings_for
+from framework.stores import ClosedOnExit, Stores, settings_for
 
 
-class Staffroom:
+class Staffroom(ClosedOnExit):
     """A data folder plus a project (agents, scenarios, SOPs): the handle embedders hold."""
 
     def __init__(
@@ -115,17 +114,6 @@ class Staffroom:
         await self._rooms.drain()
         await self._resolver.close()
         await self.stores.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def room(self, room_id: str, scenario: str | Path | Scenario) -> Room:
         """The Room ``room_id`` running ``scenario`` (an id, a YAML path, or a Scenario)."""

@@ -16,6 +16,7 @@ lose it).
 from __future__ import annotations
 
 import sqlite3
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -41,10 +42,29 @@ from framework.specs.project import SOPS as SOP_LIBRARY
 if TYPE_CHECKING:  # langgraph is imported when checkpoints are opened: reading commands skip it
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-__all__ = ["Stores", "require_writable", "settings_for"]
+__all__ = ["ClosedOnExit", "Stores", "require_writable", "settings_for"]
 
 
-class Stores:
+class ClosedOnExit(ABC):
+    """A handle on open stores that ``async with`` closes on the way out (whatever happened)."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Close what the handle holds open."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+class Stores(ClosedOnExit):
     """The stores of one data folder. Open alone with :meth:`open` (what the reading and
     admin commands use), or get a :class:`Staffroom`'s as ``staff.stores``; close with
     :meth:`close` (or ``async with``)."""
@@ -193,17 +213,6 @@ class Stores:
         if self._checkpoints is not None:
             await self._checkpoints[0].close()
             self._checkpoints = None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
 
 def settings_for(

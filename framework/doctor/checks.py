@@ -24,6 +24,7 @@ from framework.sessions.entry import last_entry, scenario_of
 from framework.sessions.events import Event
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
+from framework.stores import Stores
 
 Repair = str
 """``move_aside`` (a damaged store), ``start_empty`` (a lost store), ``rebuild`` (a room)."""
@@ -58,7 +59,6 @@ class Diagnosis:
 async def diagnose(settings: Settings) -> Diagnosis:
     """Check the stores, every session log, every room's checkpoint and every MEMORY.md."""
     out = Diagnosis()
-    folder = DataFolder(settings.data_dir)
     if not settings.data_dir.is_dir():
         out.findings.append(
             Finding(
@@ -68,17 +68,23 @@ async def diagnose(settings: Settings) -> Diagnosis:
             )
         )
         return out
-    try:
-        recorded = folder.recorded()
-    except StorageError as exc:
-        out.findings.append(Finding(str(folder.manifest), str(exc), "delete it", None))
-        recorded = {}
-    healthy = _check_stores(folder, recorded, out)
-    out.checked["logs"] = _check_logs(settings, out)
-    usable = CHECKPOINTS in healthy or not folder.checkpoints.exists()
-    broken = any(f.where == str(folder.checkpoints) for f in out.findings)
-    out.checked["rooms"] = await _check_rooms(settings, out) if usable and not broken else 0
-    out.checked["memory files"] = _check_memory(settings, folder, out)
+    # The session logs are read as every reader reads them, through the folder's Stores (a
+    # bad line is skipped and counted, never fatal). The SQLite stores and the MEMORY.md files
+    # are looked at raw below: the Stores would set up, import into or leniently read exactly
+    # what the doctor is here to find damaged.
+    async with await Stores.open(settings=settings) as stores:
+        folder = stores.folder
+        try:
+            recorded = folder.recorded()
+        except StorageError as exc:
+            out.findings.append(Finding(str(folder.manifest), str(exc), "delete it", None))
+            recorded = {}
+        healthy = _check_stores(folder, recorded, out)
+        out.checked["logs"] = _check_logs(stores.sessions, out)
+        usable = CHECKPOINTS in healthy or not folder.checkpoints.exists()
+        broken = any(f.where == str(folder.checkpoints) for f in out.findings)
+        out.checked["rooms"] = await _check_rooms(stores, out) if usable and not broken else 0
+        out.checked["memory files"] = _check_memory(settings, folder, out)
     return out
 
 
@@ -118,6 +124,8 @@ def _check_stores(folder: DataFolder, recorded: dict[str, str], out: Diagnosis) 
 
 
 def _sqlite_problem(path: Path) -> str | None:
+    # Raw and read-only: opening it through the Stores would set it up or import the SOP
+    # cards into it (writes), and refuse a damaged one instead of saying what is wrong.
     if not path.is_file():
         return "it is not a file"
     # A read-only folder cannot hold WAL's -shm file: read it as immutable there, so a
@@ -136,8 +144,7 @@ def _sqlite_problem(path: Path) -> str | None:
     return None if verdict == "ok" else verdict
 
 
-def _check_logs(settings: Settings, out: Diagnosis) -> int:
-    store = SessionStore(settings.data_dir, durability="none", lock=settings.lock)
+def _check_logs(store: SessionStore, out: Diagnosis) -> int:
     keys = store.list_sessions()
     for key in keys:
         log = store.log(key)
@@ -155,13 +162,13 @@ def _check_logs(settings: Settings, out: Diagnosis) -> int:
                     session=str(key),
                 )
             )
-    store.close()
+    store.close()  # the logs are read afresh by the rooms' check, as a reader opening them would
     return len(keys)
 
 
-async def _check_rooms(settings: Settings, out: Diagnosis) -> int:
-    store = SessionStore(settings.data_dir, durability="none", lock=settings.lock)
-    path = store.folder.checkpoints
+async def _check_rooms(stores: Stores, out: Diagnosis) -> int:
+    store, path = stores.sessions, stores.folder.checkpoints
+    # Raw and read-only, not Stores.checkpoints(): that creates the file and its tables.
     # No checkpoints file (never made, or just started anew by --repair): every room has none.
     conn = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True) if path.exists() else None
     try:
@@ -194,7 +201,6 @@ async def _check_rooms(settings: Settings, out: Diagnosis) -> int:
     finally:
         if conn is not None:
             await conn.close()
-        store.close()
 
 
 def _scenario_in_log(events: list[Event]) -> str | None:
@@ -202,6 +208,7 @@ def _scenario_in_log(events: list[Event]) -> str | None:
 
 
 def _check_memory(settings: Settings, folder: DataFolder, out: Diagnosis) -> int:
+    # The bytes themselves, not the MemoryStore: it reads undecodable bytes as U+FFFD.
     paths = folder.memory_files()
     for path in paths:
         if not path.is_file():

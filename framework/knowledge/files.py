@@ -16,9 +16,7 @@ All of it is blocking I/O: async callers run it in a worker thread.
 from __future__ import annotations
 
 import json
-import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +26,7 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from framework.errors import InputError, StorageError
+from framework.sessions.replace import replace_file
 from framework.specs.yaml_loader import load_yaml_text, spec_error, validate
 
 __all__ = ["FileItem", "ItemsDoc", "JsonItems", "build", "file_lock", "read_utf8", "write_atomic"]
@@ -72,17 +71,7 @@ def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) atomically; creates missing folders."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())  # so a crash cannot leave an empty file after the rename
-            os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; these are for people too
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_file(path, text.encode("utf-8"), prefix=_TMP_PREFIX)  # 0644: for people too
     except OSError as exc:
         raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
 

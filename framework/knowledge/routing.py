@@ -8,7 +8,7 @@ or wait on the person. Each layer deduplicates: a repeated task is merged, never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from framework.knowledge.base import KnowledgeBase
 from framework.knowledge.items import Item
@@ -37,12 +37,7 @@ class Routed:
 
     def as_dict(self) -> dict[str, str]:
         """JSON-ready (for the run's event)."""
-        return {
-            "category": self.category,
-            "text": self.text,
-            "to": self.to,
-            "outcome": self.outcome,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

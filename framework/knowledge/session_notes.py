@@ -19,6 +19,7 @@ from framework.sessions.payloads import (
     FallbackPayload,
     FeedbackPayload,
     ToolCallPayload,
+    message_step,
     payload_of,
 )
 
@@ -41,7 +42,7 @@ def journal_entries(events: list[Event], employee: str) -> list[JournalEntry]:
         said = payload_of(event)
         if event.kind == EventKind.MESSAGE:
             if event.author == employee:
-                step = event.meta.get("step")
+                step = message_step(event)
                 where = f"step {step}: " if step else ""
                 entries.append(JournalEntry("note", where + snippet(event.text, NOTE_CHARS)))
             asked += [q.strip() for q in _QUESTION.findall(event.text)]

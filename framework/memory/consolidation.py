@@ -28,8 +28,9 @@ from datetime import date
 
 from framework.errors import InputError, MemoryCapExceeded
 from framework.language import is_english, snippet
+from framework.memory.entries import clean_entry
 from framework.memory.history_summary import HistorySummary
-from framework.memory.memory_file import MemoryFile, clean_entry
+from framework.memory.memory_file import MemoryFile
 from framework.memory.supersede import (
     KnownEntry,
     NewFact,

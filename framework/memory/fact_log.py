@@ -18,12 +18,11 @@ are dropped on the next write. A file that does not parse is set aside as
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from glob import escape as glob_escape
 from pathlib import Path
+
+from framework.sessions.replace import replace_file
 
 __all__ = ["MAX_SUPERSEDED", "FactLog", "Superseded"]
 
@@ -101,15 +100,8 @@ class FactLog:
         return len(gone) - len(kept)
 
     def _write(self, text: str) -> None:
+        # Callers hold MEMORY.md's lock: a temp file here is a killed writer's. Advice that
+        # may be lost (see the module docstring): not synced, and as private as mkstemp makes it.
+        data = text.encode("utf-8")
         prefix = f".{self.path.name}."
-        # Callers hold MEMORY.md's lock: a temp file here is a killed writer's.
-        for stale in self.path.parent.glob(f"{glob_escape(prefix)}*"):
-            stale.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=prefix)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_file(self.path, data, prefix=prefix, mode=None, sync=False, clear_stale=True)

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from datetime import date, datetime
-from glob import escape as glob_escape
 from pathlib import Path
 
 from filelock import FileLock
 
 from framework.errors import StorageError
 from framework.memory.similarity import normalize
+from framework.sessions.replace import replace_file
 
 __all__ = ["HEADER", "HistorySummary"]
 
@@ -128,19 +127,7 @@ class HistorySummary:
 
     def _replace(self, data: bytes) -> None:
         # Called under the lock: a temp file here is a killed writer's, never a live one's.
-        for stale in self.path.parent.glob(f"{glob_escape(_TMP_PREFIX)}*"):
-            stale.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=_TMP_PREFIX)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())  # so a crash cannot leave an empty file after the rename
-            os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; this one is for people too
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_file(self.path, data, prefix=_TMP_PREFIX, clear_stale=True)  # 0644: for people
 
 
 _LEADING_DATE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?[\s:：,，-]*)+")

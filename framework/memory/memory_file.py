@@ -27,13 +27,10 @@ read at all (a folder, no permission) is an ``InputError`` too: a person must fi
 
 from __future__ import annotations
 
-import os
 import shlex
 import stat
-import tempfile
 from collections.abc import Callable, Mapping
 from datetime import date
-from glob import escape as glob_escape
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -54,18 +51,10 @@ from framework.memory.fact_log import FactLog, Superseded
 from framework.memory.fact_rules import same_fact, superseded_by
 from framework.memory.refusals import cap_message, not_utf8
 from framework.memory.similarity import Similarity, normalize, normalized_similarity
+from framework.sessions.replace import replace_file
 
-__all__ = [
-    "DEFAULT_TITLES",
-    "ENGLISH_TITLES",
-    "SECTION_IDS",
-    "SEPARATOR",
-    "MemoryChange",
-    "MemoryDoc",
-    "MemoryFile",
-    "clean_entry",
-    "section_titles",
-]
+# The entry types its methods take and give; the rest of ``entries`` is imported from there.
+__all__ = ["MemoryChange", "MemoryDoc", "MemoryFile"]
 
 FACTS_FILE = "facts.json"
 """Beside MEMORY.md: sources, confirmation dates, superseded values (see ``fact_log``)."""
@@ -383,17 +372,7 @@ class MemoryFile:
 
     def _write(self, text: str) -> None:
         """Write via a temp file in the same folder, so readers see the old or the new file."""
-        prefix = f".{self.path.name}."
         # Under the lock no other writer is mid-write: a temp file here is a killed writer's.
-        for stale in self.path.parent.glob(f"{glob_escape(prefix)}*"):
-            stale.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=prefix)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(text.encode("utf-8"))
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # mode=None: MEMORY.md stays private to its user (mkstemp's 0600), as it always was.
+        data, prefix = text.encode("utf-8"), f".{self.path.name}."
+        replace_file(self.path, data, prefix=prefix, mode=None, clear_stale=True)

@@ -17,7 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from framework.errors import InputError, MemoryCapExceeded
-from framework.memory.memory_file import MemoryChange, MemoryFile, clean_entry
+from framework.memory.entries import clean_entry
+from framework.memory.memory_file import MemoryChange, MemoryFile
 from framework.memory.write_gate import Refusal, judge
 from framework.phrases import Phrase
 from framework.sessions.events import EventKind

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from framework.data_folder import DataFolder
 from framework.errors import InputError
+from framework.memory.entries import SECTION_IDS
 from framework.memory.history_summary import HistorySummary
-from framework.memory.memory_file import SECTION_IDS, MemoryFile
+from framework.memory.memory_file import MemoryFile
 from framework.phrases import Language
 from framework.sessions.keys import SessionKey
 from framework.settings import Settings

@@ -363,3 +363,9 @@ def payload_of(event: Event) -> Payload:
     if event.kind == EventKind.MESSAGE:
         return MessagePayload(event.text)
     return _READERS[event.kind](_Read(event.content))
+
+
+def message_step(event: Event) -> int | None:
+    """The SOP step (its number ``n``) a message was said at: its ``meta.step``; None outside
+    a step, or in a log that did not record it (lenient, like :func:`payload_of`)."""
+    return _Read(event.meta).int_("step")

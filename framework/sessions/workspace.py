@@ -7,10 +7,10 @@ not use ``..``, and must still be inside the root once symlinks are resolved.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from framework.errors import WorkspaceEscapeError
+from framework.sessions.replace import replace_file
 
 __all__ = ["Workspace"]
 
@@ -62,17 +62,8 @@ class Workspace:
         if target == self.root.resolve():
             raise self._escape(rel, "is the workspace folder itself", "name a file inside it")
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=_TMP_PREFIX)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())  # so a crash cannot leave an empty file after the rename
-            os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; workspace files are ordinary files
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # 0644, synced: workspace files are ordinary files, and a crash leaves no empty one.
+        replace_file(target, text.encode("utf-8"), prefix=_TMP_PREFIX)
         return target
 
     def read_text(self, rel: str, offset: int = 0, limit: int | None = None) -> str:

@@ -7,12 +7,8 @@ from pathlib import Path
 import pytest
 
 from framework.errors import InputError, MemoryCapExceeded
-from framework.memory.memory_file import (
-    ENGLISH_TITLES,
-    MemoryChange,
-    MemoryDoc,
-    MemoryFile,
-)
+from framework.memory.entries import ENGLISH_TITLES
+from framework.memory.memory_file import MemoryChange, MemoryDoc, MemoryFile
 
 CHINESE = """\
 # 用户身份
