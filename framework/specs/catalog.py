@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from framework.errors import CardError, InputError, ScenarioError, UnknownNameError
 from framework.phrases import Language
+from framework.sessions.payloads import EntryPayload
 
 from ._explain import hint
 from .employee import EmployeeCard, load_card
@@ -187,18 +188,17 @@ class Catalog:
         )
 
     def resumed_scenario(
-        self, session: str, entry: Mapping[str, Any], *, project: Path, from_file: bool = False
+        self, session: str, entry: EntryPayload, *, project: Path, from_file: bool = False
     ) -> Scenario:
         """The scenario a stored room resumes on: the id its entry event records
-        (``entry``: that event's content), looked up by :meth:`scenario_by_id`.
+        (``entry``: that event's payload), looked up by :meth:`scenario_by_id`.
 
         Never a path by default, so a scenario file that moved, or a file placed where it
         was, changes nothing. ``from_file`` (the command line only): when the id is not in
         the catalog, load the file the entry names (``scenario_source``, relative to
         ``project`` or absolute), if it still holds that scenario.
         """
-        scenario_id = str(entry.get("scenario") or "")
-        source = entry.get("scenario_source")
+        scenario_id, source = entry.scenario or "", entry.scenario_source
         try:
             return self.scenario_by_id(scenario_id)
         except UnknownNameError:
