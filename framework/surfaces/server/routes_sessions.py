@@ -177,7 +177,7 @@ async def open_room(
             if exc.field != "text":
                 raise
             # This body calls the text ``message``: the error names the field sent.
-            raise InputError(exc.message, field="message", fix=exc.fix) from None
+            raise InputError(exc.message, field="message", fix="say something") from None
         principal.check_user(first.author)
     await state.gateway.open_room(
         room_id,
