@@ -27,7 +27,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from framework.data_folder import DataFolder
 from framework.errors import InputError
-from framework.names import check_name
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
@@ -90,7 +89,7 @@ class Gateway:
         room_id: str,
         scenario: str,
         *,
-        message: str | None = None,
+        message: str | Accepted | None = None,
         author: str | None = None,
         message_id: str | None = None,
         idempotency_key: str | None = None,
@@ -104,8 +103,9 @@ class Gateway:
         elsewhere runs from the command line). ``message``: the room's first message, by
         ``author`` (default: the first human), which its first step works on; accepted as
         :meth:`post` accepts one (the ledger, under ``message_id``, ``idempotency_key``, or an
-        id made of room, author and text), so the same open again posts it once. ``start``
-        False: a new room waits for the message the caller posts next (an adapter's).
+        id made of room, author and text), so the same open again posts it once; one from
+        ``accept`` (its author inside) is not checked again. ``start`` False: a new room waits
+        for the message the caller posts next (an adapter's).
         """
         spec = self.staff.catalog.scenario_by_id(scenario)
         wanted = spec.id
@@ -123,12 +123,11 @@ class Gateway:
             room = known.room if known is not None else await self.staff.room(room_id, spec)
             lane = self._lane(room)
         if message is not None:
-            named = room.humans[0] if author is None else author
-            who = self._person(room, check_name(named, field="author"))
-            if not message.strip():
-                raise InputError("a message needs some text", field="message", fix="say something")
-            ids = (message_id, idempotency_key, opening_message_id(room.key, who, message))
-            await self._accept(room, who, message, ids, False, None, start=True)
+            if not isinstance(message, Accepted):
+                message = room.accepts(message, author=author)
+            who, text = self._person(room, message.author), message.text
+            ids = (message_id, idempotency_key, opening_message_id(room.key, who, text))
+            await self._accept(room, who, text, ids, False, None, start=True)
         elif start and known is None and not (await room.status()).entered and not lane.busy:
             lane.push(Item(message_id=f"start-{room.key}", author="system", texts=[], start=True))
         return room

@@ -15,45 +15,22 @@ Old logs also hold feedback and extractions as ``plan`` events (content keys ``o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from framework.sessions.events import Event, EventKind
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_P = TypeVar("_P", bound="DataclassInstance")
+
 _EMPTY: Mapping[str, Any] = {}
 
-
-class _Read:
-    """Lenient typed reads of one JSON object (a key of the wrong type reads as missing)."""
-
-    def __init__(self, content: object) -> None:
-        self.c: Mapping[str, Any] = content if isinstance(content, dict) else _EMPTY
-
-    def str_(self, key: str) -> str | None:
-        value = self.c.get(key)
-        return value if isinstance(value, str) else None
-
-    def int_(self, key: str) -> int | None:
-        value = self.c.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    def num(self, key: str) -> float | None:
-        value = self.c.get(key)
-        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    def bool_(self, key: str) -> bool:
-        return bool(self.c.get(key))
-
-    def list_(self, key: str) -> list[Any]:
-        value = self.c.get(key)
-        return list(value) if isinstance(value, list) else []
-
-    def strs(self, key: str) -> list[str]:
-        return [str(v) for v in self.list_(key)]
-
-    def dict_(self, key: str) -> Mapping[str, Any]:
-        value = self.c.get(key)
-        return value if isinstance(value, dict) else _EMPTY
+_LOGGED_AS = "logged_as"
+"""Field metadata: the log's key for a field named otherwise."""
+_PRESENCE = "presence"
+"""Field metadata: a ``bool`` field that tells whether this key is in the log at all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +60,7 @@ class ToolResultPayload:
     call_id: str | None
     ok: bool
     output: str
-    has_budget: bool
+    has_budget: bool = field(metadata={_PRESENCE: "budget"})
     """Whether the output budget was logged (logs from before it replay differently)."""
     raw: Mapping[str, Any] = field(repr=False)
 
@@ -107,7 +84,7 @@ class EntryPayload:
 class StepPayload:
     """``sop_step``: an SOP step started (the step as the checkpoint keeps it)."""
 
-    number: int | None
+    number: int | None = field(metadata={_LOGGED_AS: "n"})
     """The step's 1-based number as people see it (``n`` in the log)."""
     speakers: list[str]
     do: str | None
@@ -270,91 +247,83 @@ Payload = (
 """Any event's typed payload; ``isinstance`` tells which (the event's kind decides)."""
 
 
-def _tool_result(r: _Read) -> Payload:
-    output = r.c.get("output")
-    text = output if isinstance(output, str) else "" if output is None else str(output)
-    return ToolResultPayload(
-        r.str_("name"), r.str_("call_id"), r.bool_("ok"), text, "budget" in r.c, r.c
-    )
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
 
 
-def _remark(r: _Read) -> Payload:
-    return RemarkPayload(
-        status=r.str_("status"),
-        by=r.str_("by"),
-        text=r.str_("text"),
-        ask=r.str_("ask"),
-        english=r.bool_("english"),
-        number=r.int_("number"),
-        understood=r.str_("understood"),
-        remark=r.str_("remark"),
-        told=r.str_("told"),
-        corrections=r.list_("corrections") if "corrections" in r.c else None,
-        raw=r.c,
-    )
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
-_READERS: dict[EventKind, Callable[[_Read], Payload]] = {
-    EventKind.TOOL_CALL: lambda r: ToolCallPayload(
-        r.str_("name"), r.dict_("args"), r.str_("call_id"), r.str_("protocol"), r.c
-    ),
-    EventKind.TOOL_RESULT: _tool_result,
-    EventKind.PLAN: lambda r: EntryPayload(
-        scenario=r.str_("scenario"),
-        scenario_source=r.str_("scenario_source"),
-        title=r.str_("title"),
-        announcement=r.str_("announcement"),
-        sop=r.str_("sop"),
-        participants=r.strs("participants"),
-        humans=r.strs("humans"),
-        raw=r.c,
-    ),
-    EventKind.SOP_STEP: lambda r: StepPayload(
-        r.int_("n"), r.strs("speakers"), r.str_("do"), r.strs("produces"), r.c
-    ),
-    EventKind.OUTCOME: lambda r: OutcomePayload(
-        r.str_("reason"),
-        r.str_("sop"),
-        r.int_("steps_done"),
-        r.int_("steps_total"),
-        r.int_("turns"),
-        r.c,
-    ),
-    EventKind.ERROR: lambda r: ErrorPayload(r.str_("error"), r.str_("detail"), r.c),
-    EventKind.FALLBACK: lambda r: FallbackPayload(
-        r.str_("what"), r.str_("used"), r.str_("reason"), r.c
-    ),
-    EventKind.WAIT: lambda r: WaitPayload(
-        r.strs("waiting_for"),
-        r.str_("reason"),
-        r.int_("after_step"),
-        r.str_("error"),
-        r.strs("dropped"),
-        r.c,
-    ),
-    EventKind.FEEDBACK: lambda r: FeedbackPayload(
-        r.str_("sop"),
-        r.bool_("success"),
-        r.num("score"),
-        r.int_("corrections"),
-        r.str_("at"),
-        r.str_("reason"),
-        r.strs("people"),
-        r.bool_("late"),
-        r.c,
-    ),
-    EventKind.REVISION: lambda r: RevisionPayload(
-        r.str_("sop"), r.str_("status"), r.str_("why"), r.c
-    ),
-    EventKind.EXTRACTION: lambda r: ExtractionPayload(
-        r.str_("extracted"), r.str_("status"), r.strs("steps"), r.c
-    ),
-    EventKind.KNOWLEDGE: lambda r: KnowledgePayload(r.str_("session"), r.c),
-    EventKind.SESSION_END: lambda r: SessionEndPayload(
-        r.str_("reason"), r.str_("first"), r.str_("last"), r.int_("events"), r.c
-    ),
-    EventKind.CONSOLIDATION: lambda r: ConsolidationPayload(r.str_("through"), r.c),
-    EventKind.REMARK: _remark,
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value: object) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _strs(value: object) -> list[str]:
+    return [str(v) for v in _list(value)]
+
+
+def _dict(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else _EMPTY
+
+
+# How a field of each declared type reads its key's value: a value of the wrong JSON type
+# reads as missing. ``list[Any] | None`` tells "no such key" (None) from an empty list.
+_BY_TYPE: dict[object, Callable[[Mapping[str, Any], str], object]] = {
+    str: lambda c, key: _text(c.get(key)),
+    str | None: lambda c, key: _str(c.get(key)),
+    int | None: lambda c, key: _int(c.get(key)),
+    float | None: lambda c, key: _num(c.get(key)),
+    bool: lambda c, key: bool(c.get(key)),
+    list[str]: lambda c, key: _strs(c.get(key)),
+    list[Any] | None: lambda c, key: _list(c.get(key)) if key in c else None,
+    Mapping[str, Any]: lambda c, key: _dict(c.get(key)),
+}
+
+
+def _lenient(cls: type[_P]) -> Callable[[Mapping[str, Any]], _P]:
+    """The reader of ``cls`` from a JSON object: each field by its declared type, ``raw``
+    the whole object. Built at import, so a field of a type no reader knows fails there."""
+    hints = get_type_hints(cls)
+    plan: list[tuple[str, str, Callable[[Mapping[str, Any], str], object]]] = []
+    for f in fields(cls):
+        if f.name == "raw":
+            plan.append((f.name, "", lambda c, _key: c))
+        elif _PRESENCE in f.metadata:
+            plan.append((f.name, f.metadata[_PRESENCE], lambda c, key: key in c))
+        else:
+            plan.append((f.name, f.metadata.get(_LOGGED_AS, f.name), _BY_TYPE[hints[f.name]]))
+
+    def read(content: Mapping[str, Any]) -> _P:
+        return cls(**{name: reader(content, key) for name, key, reader in plan})
+
+    return read
+
+
+_READERS: dict[EventKind, Callable[[Mapping[str, Any]], Payload]] = {
+    EventKind.TOOL_CALL: _lenient(ToolCallPayload),
+    EventKind.TOOL_RESULT: _lenient(ToolResultPayload),
+    EventKind.PLAN: _lenient(EntryPayload),
+    EventKind.SOP_STEP: _lenient(StepPayload),
+    EventKind.OUTCOME: _lenient(OutcomePayload),
+    EventKind.ERROR: _lenient(ErrorPayload),
+    EventKind.FALLBACK: _lenient(FallbackPayload),
+    EventKind.WAIT: _lenient(WaitPayload),
+    EventKind.FEEDBACK: _lenient(FeedbackPayload),
+    EventKind.REVISION: _lenient(RevisionPayload),
+    EventKind.EXTRACTION: _lenient(ExtractionPayload),
+    EventKind.KNOWLEDGE: _lenient(KnowledgePayload),
+    EventKind.SESSION_END: _lenient(SessionEndPayload),
+    EventKind.CONSOLIDATION: _lenient(ConsolidationPayload),
+    EventKind.REMARK: _lenient(RemarkPayload),
 }
 
 
@@ -362,10 +331,11 @@ def payload_of(event: Event) -> Payload:
     """``event``'s content as the typed payload of its kind (never raises: see the module)."""
     if event.kind == EventKind.MESSAGE:
         return MessagePayload(event.text)
-    return _READERS[event.kind](_Read(event.content))
+    content = event.content
+    return _READERS[event.kind](content if isinstance(content, dict) else _EMPTY)
 
 
 def message_step(event: Event) -> int | None:
     """The SOP step (its number ``n``) a message was said at: its ``meta.step``; None outside
     a step, or in a log that did not record it (lenient, like :func:`payload_of`)."""
-    return _Read(event.meta).int_("step")
+    return _int(event.meta.get("step"))

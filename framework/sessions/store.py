@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from framework.data_folder import DataFolder
 from framework.errors import InputError, UnknownNameError
+from framework.sessions.entry import first_entry
 from framework.sessions.jsonl_log import Durability, JsonlLog, LockKind
 from framework.sessions.keys import SessionKey
+from framework.sessions.payloads import EntryPayload, payload_of
 from framework.sessions.workspace import Workspace
 
 __all__ = ["SessionStore"]
@@ -52,16 +53,17 @@ class SessionStore:
                 self._logs[key] = log
             return log
 
-    def room_entry(self, key: SessionKey) -> dict[str, Any]:
+    def room_entry(self, key: SessionKey) -> EntryPayload:
         """What room ``key`` was entered with (its log's entry event: the scenario's id, and
         file); :class:`UnknownNameError` listing the sessions there are when its log has none."""
-        entry = next((e for e in self.log(key).iter_events() if e.meta.get("entry")), None)
-        if entry is None or not isinstance(entry.content, dict):
+        entry = first_entry(self.log(key).iter_events())
+        entered = payload_of(entry) if entry is not None else None
+        if not isinstance(entered, EntryPayload):
             known = ", ".join(str(k) for k in self.list_sessions()) or "none yet"
             raise UnknownNameError(
                 f"no room {key} in {self.data_dir}", field="session", fix=f"use one of: {known}"
             )
-        return entry.content
+        return entered
 
     def workspace(self, key: SessionKey) -> Workspace:
         """The session's workspace: one folder per Room (or DM), shared by all its employees."""

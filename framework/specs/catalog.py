@@ -14,13 +14,14 @@ work while one file is being fixed. The checks across files live in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from framework.errors import CardError, InputError, ScenarioError, UnknownNameError
 from framework.phrases import Language
+from framework.sessions.payloads import EntryPayload
 
 from ._explain import hint
 from .employee import EmployeeCard, load_card
@@ -36,6 +37,8 @@ from .project import (
 from .scenario import Scenario, load_scenario
 from .scenario_checks import StoredSop, resolve_speaker, scenario_problems
 from .sop_card import SopLibrary
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -132,20 +135,9 @@ class Catalog:
     def employee(self, employee_id: str) -> EmployeeCard:
         """The card of ``employee_id``; its file's error if that card does not load, else
         :class:`UnknownNameError` with a suggestion."""
-        card = self.employees.get(employee_id)
-        if card is None:
-            broken = self.broken_employees.get(employee_id)
-            if broken is not None:
-                raise broken.with_traceback(None)  # the stored error, without old frames
-            raise _unknown(
-                "employee",
-                employee_id,
-                self.employees,
-                self.agents_dir,
-                AGENTS,
-                [*self.broken_employees.values()],
-            )
-        return card
+        return _found(
+            "employee", employee_id, self.employees, self.broken_employees, self.agents_dir, AGENTS
+        )
 
     def language_of(self, employee_id: str) -> Language | None:
         """The language ``employee_id`` writes in (:attr:`EmployeeCard.writes_in`: its card's,
@@ -163,20 +155,9 @@ class Catalog:
         text = str(id_or_path)
         if isinstance(id_or_path, Path) or text.endswith(YAML_SUFFIXES) or Path(text).is_file():
             return load_scenario(id_or_path)
-        found = self.scenarios.get(text)
-        if found is None:
-            broken = self.broken_scenarios.get(text)
-            if broken is not None:
-                raise broken.with_traceback(None)  # the stored error, without old frames
-            raise _unknown(
-                "scenario",
-                text,
-                self.scenarios,
-                self.scenarios_dir,
-                SCENARIOS,
-                [*self.broken_scenarios.values()],
-            )
-        return found
+        return _found(
+            "scenario", text, self.scenarios, self.broken_scenarios, self.scenarios_dir, SCENARIOS
+        )
 
     def scenario_by_id(self, scenario_id: str) -> Scenario:
         """A scenario of this catalog by its id, and nothing else: never a file.
@@ -207,18 +188,17 @@ class Catalog:
         )
 
     def resumed_scenario(
-        self, session: str, entry: Mapping[str, Any], *, project: Path, from_file: bool = False
+        self, session: str, entry: EntryPayload, *, project: Path, from_file: bool = False
     ) -> Scenario:
         """The scenario a stored room resumes on: the id its entry event records
-        (``entry``: that event's content), looked up by :meth:`scenario_by_id`.
+        (``entry``: that event's payload), looked up by :meth:`scenario_by_id`.
 
         Never a path by default, so a scenario file that moved, or a file placed where it
         was, changes nothing. ``from_file`` (the command line only): when the id is not in
         the catalog, load the file the entry names (``scenario_source``, relative to
         ``project`` or absolute), if it still holds that scenario.
         """
-        scenario_id = str(entry.get("scenario") or "")
-        source = entry.get("scenario_source")
+        scenario_id, source = entry.scenario or "", entry.scenario_source
         try:
             return self.scenario_by_id(scenario_id)
         except UnknownNameError:
@@ -285,19 +265,27 @@ class Catalog:
         return resolve_speaker(self, scenario, speaker)
 
 
-def _unknown(
+def _found(
     kind: str,
     name: str,
-    known: Iterable[str],
+    known: Mapping[str, _T],
+    broken: Mapping[str, InputError],
     folder: Path | None,
     default: str,
-    broken: list[InputError],
-) -> UnknownNameError:
+) -> _T:
+    """``known[name]``; else the error of the file meant to define it, else
+    :class:`UnknownNameError` with a suggestion."""
+    found = known.get(name)
+    if found is not None:
+        return found
+    error = broken.get(name)
+    if error is not None:
+        raise error.with_traceback(None)  # the stored error, without old frames
     names = sorted(known)
     # The id may be defined in a file that does not load: say which files those are.
-    files = sorted({str(error.file) for error in broken if error.file})
+    files = sorted({str(bad.file) for bad in broken.values() if bad.file})
     note = f"; these files do not load: {', '.join(files)} (see staffroom validate)"
-    return UnknownNameError(
+    raise UnknownNameError(
         f"unknown {kind} '{name[:80]}'{hint(name[:200], names)}",
         field=kind,
         fix=f"known {kind}s: {', '.join(names) or '(none)'}; files live in {folder or default}/"

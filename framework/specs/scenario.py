@@ -66,50 +66,43 @@ class Announcement(BaseModel):
         return value
 
 
+def _count(default: int, *, low: int, high: int, description: str) -> Any:
+    """A whole-number knob of :class:`ScenarioSettings` (pydantic's ``Field``).
+
+    Strict: ``true`` or ``12.5`` is a mistake, not 1 or 12. ``high`` is far above any real
+    room and keeps a typo (``recent_turns: 1000000``) from becoming a runaway prompt."""
+    return Field(
+        default=default,
+        ge=low,
+        le=high,
+        strict=True,
+        description=description,
+        examples=[default],
+    )
+
+
 class ScenarioSettings(BaseModel):
     """Knobs for one room; every one has a default."""
 
     model_config = ConfigDict(extra="forbid")
 
-    # Strict: `true` or `12.5` is a mistake, not 1 or 12. The upper bounds are far above any
-    # real room and keep a typo (`recent_turns: 1000000`) from becoming a runaway prompt.
     task_type: Slug | None = Field(
         default=None,
         description="the kind of work this room does (writing, auditing, sales...): "
         "knowledge.yaml's loading table maps it to the topics its employees get",
         examples=["writing"],
     )
-    max_turns: int = Field(
-        default=30,
-        ge=1,
-        le=10_000,
-        strict=True,
-        description="employee turns before the room stops",
-        examples=[30],
+    max_turns: int = _count(
+        30, low=1, high=10_000, description="employee turns before the room stops"
     )
-    memory_window: int = Field(
-        default=20,
-        ge=1,
-        le=1_000,
-        strict=True,
-        description="unconsolidated turns before older ones are summarised",
-        examples=[20],
+    memory_window: int = _count(
+        20, low=1, high=1_000, description="unconsolidated turns before older ones are summarised"
     )
-    tool_output_budget: int = Field(
-        default=4000,
-        ge=200,
-        le=1_000_000,
-        strict=True,
-        description="characters of one tool result shown to a model",
-        examples=[4000],
+    tool_output_budget: int = _count(
+        4000, low=200, high=1_000_000, description="characters of one tool result shown to a model"
     )
-    recent_turns: int = Field(
-        default=12,
-        ge=1,
-        le=1_000,
-        strict=True,
-        description="raw recent turns put into each context",
-        examples=[12],
+    recent_turns: int = _count(
+        12, low=1, high=1_000, description="raw recent turns put into each context"
     )
     model: ModelSpec | None = Field(
         default=None, description="model for every employee here (overrides the cards)"
@@ -152,14 +145,12 @@ class ScenarioSettings(BaseModel):
         "beside the best (0: no trials, the best by score serves every room)",
         examples=[0.5],
     )
-    sop_trial_runs: int = Field(
-        default=3,
-        ge=1,
-        le=1000,
-        strict=True,
+    sop_trial_runs: int = _count(
+        3,
+        low=1,
+        high=1000,
         description="runs of the trial version and of the best, each, before the trial is "
         "judged: rolled back if it did worse, else the new best",
-        examples=[3],
     )
     sop_revision_threshold: int = Field(
         default=1,

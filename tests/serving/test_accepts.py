@@ -43,3 +43,23 @@ async def test_a_surface_asking_first_gets_the_answer_the_room_gives_when_posted
             ("alice", "can someone look at ticket 4411?")
         ]
         await gateway.close()
+
+
+async def test_a_rooms_first_message_is_refused_as_a_post_to_the_room_is(
+    settings: Settings, desk: Callable[..., str]
+) -> None:
+    scenario = desk()
+    async with await Staffroom.open(settings=settings) as staff:
+        gateway = await Gateway.open(staff)
+        for text, author in [("   ", "alice"), ("hi", "../etc"), ("hi", "")]:
+            with pytest.raises(InputError) as opened:
+                await gateway.open_room("r21", scenario, message=text, author=author)
+            room = await gateway.session("room:r21")
+            with pytest.raises(InputError) as asked:
+                room.accepts(text, author=author)
+            assert (opened.value.field, opened.value.message, opened.value.fix) == (
+                asked.value.field,
+                asked.value.message,
+                asked.value.fix,
+            ), text
+        await gateway.close()

@@ -41,7 +41,7 @@ from framework.surfaces.adapters.feishu import FeishuAdapter, FeishuDoc
 from framework.surfaces.adapters.feishu_events import FeishuCallback
 from framework.surfaces.adapters.slack import SlackAdapter, SlackCallback, SlackDoc
 from framework.surfaces.server.limits import BodyLimits
-from framework.surfaces.server.problems import ERROR_RESPONSES, ErrorResponse, Problem
+from framework.surfaces.server.problems import ERROR_RESPONSES, Problem, error_responses
 
 log = logging.getLogger("staffroom.adapters")
 
@@ -266,15 +266,12 @@ def _request(model: type[BaseModel], headers: dict[str, tuple[bool, str]]) -> di
     return {"parameters": parameters, "requestBody": {"required": True, "content": content}}
 
 
-_REFUSALS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse, "description": text}
-    for code, text in [
-        (400, "Not the platform's JSON (the field is named)"),
-        (401, "The platform's signature, timestamp or verification token does not check out"),
-        (404, "The platform is not configured on this server"),
-        (413, "A body larger than any platform event"),
-    ]
-}
+_REFUSALS = error_responses(
+    (400, "Not the platform's JSON (the field is named)"),
+    (401, "The platform's signature, timestamp or verification token does not check out"),
+    (404, "The platform is not configured on this server"),
+    (413, "A body larger than any platform event"),
+)
 
 _SLACK = _request(
     SlackCallback,
@@ -295,30 +292,50 @@ _FEISHU = _request(
 
 def _router(routes: AdapterRoutes) -> APIRouter:
     router = APIRouter(prefix="/adapters", tags=["adapters"], responses=ERROR_RESPONSES)
-
-    @router.post(
-        "/slack/events",
-        response_model=Answer,
-        responses=_REFUSALS,
-        summary="Slack Events API callback",
-        openapi_extra=_SLACK,
+    _callback(
+        router,
+        routes,
+        "slack",
+        "Slack Events API callback",
+        "Slack's event callbacks: signed with the app's signing secret.",
+        _SLACK,
     )
-    async def slack_events(request: Request) -> Any:
-        """Slack's event callbacks: signed with the app's signing secret."""
-        return await routes.handle(request, "slack")
-
-    @router.post(
-        "/feishu/events",
-        response_model=Answer,
-        responses=_REFUSALS,
-        summary="Feishu/Lark event callback",
-        openapi_extra=_FEISHU,
+    _callback(
+        router,
+        routes,
+        "feishu",
+        "Feishu/Lark event callback",
+        "Feishu/Lark event subscriptions: token-checked, signed and encrypted when configured.",
+        _FEISHU,
     )
-    async def feishu_events(request: Request) -> Any:
-        """Feishu/Lark event subscriptions: token-checked, signed and encrypted when configured."""
-        return await routes.handle(request, "feishu")
-
     return router
+
+
+def _callback(
+    router: APIRouter,
+    routes: AdapterRoutes,
+    platform: str,
+    summary: str,
+    description: str,
+    request_doc: dict[str, Any],
+) -> None:
+    """``POST /adapters/{platform}/events``: one platform's event callbacks."""
+
+    async def events(request: Request) -> Any:
+        return await routes.handle(request, platform)
+
+    # Named as a function per platform was, so the OpenAPI operation ids stay the same.
+    router.add_api_route(
+        f"/{platform}/events",
+        events,
+        methods=["POST"],
+        name=f"{platform}_events",
+        response_model=Answer,
+        responses=_REFUSALS,
+        summary=summary,
+        description=description,
+        openapi_extra=request_doc,
+    )
 
 
 __all__ = [

@@ -61,24 +61,25 @@ class Principal:
     def check_session(self, key: str) -> None:
         """Raise 403 when ``key`` is outside the token's scope."""
         if not self.sees(key):
-            raise Problem(
-                403,
-                "forbidden",
+            raise _forbidden(
                 f"token '{self.name}' may not use session {key}",
-                field="session",
-                fix="use a token whose `sessions` patterns match this session (server.yaml)",
+                "session",
+                "use a token whose `sessions` patterns match this session (server.yaml)",
             )
 
     def check_user(self, user: str) -> None:
         """Raise 403 when the token may not post as, or open a DM for, ``user``."""
         if not self.serves(user):
-            raise Problem(
-                403,
-                "forbidden",
+            raise _forbidden(
                 f"token '{self.name}' may not act for user '{user}'",
-                field="user",
-                fix="use a token whose `users` patterns match this person (server.yaml)",
+                "user",
+                "use a token whose `users` patterns match this person (server.yaml)",
             )
+
+
+def _forbidden(message: str, field: str, fix: str) -> Problem:
+    """403: the token is known, but its grant (server.yaml) does not reach this."""
+    return Problem(403, "forbidden", message, field=field, fix=fix)
 
 
 ANONYMOUS = Principal("anonymous")
@@ -109,12 +110,10 @@ def require(operation: str) -> Any:
                 raise rate_limited(grant, wait)
         principal = Principal.of(grant)
         if not principal.may(operation):
-            raise Problem(
-                403,
-                "forbidden",
+            raise _forbidden(
                 f"token '{grant.name}' is not granted '{operation}'",
-                field="operations",
-                fix=f"add '{operation}' to the token's operations in server.yaml",
+                "operations",
+                f"add '{operation}' to the token's operations in server.yaml",
             )
         return principal
 

@@ -46,17 +46,19 @@ class ErrorResponse(BaseModel):
     error: ProblemBody
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse, "description": text}
-    for code, text in [
-        (400, "Bad input"),
-        (401, "No or unknown bearer token"),
-        (403, "The token may not do this here"),
-        (404, "Unknown session, room, scenario or employee"),
-        (422, "A field is missing or malformed"),
-        (429, "Rate limit reached (see Retry-After)"),
-    ]
-}
+def error_responses(*codes: tuple[int, str]) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` showing the error body for each ``(status, what it means)``."""
+    return {code: {"model": ErrorResponse, "description": text} for code, text in codes}
+
+
+ERROR_RESPONSES = error_responses(
+    (400, "Bad input"),
+    (401, "No or unknown bearer token"),
+    (403, "The token may not do this here"),
+    (404, "Unknown session, room, scenario or employee"),
+    (422, "A field is missing or malformed"),
+    (429, "Rate limit reached (see Retry-After)"),
+)
 """``responses=`` for routers, so the OpenAPI document shows the error shape."""
 
 
@@ -173,6 +175,7 @@ __all__ = [
     "ErrorResponse",
     "Problem",
     "ProblemBody",
+    "error_responses",
     "from_error",
     "install_handlers",
 ]

@@ -7,12 +7,14 @@ Knowledge search is the same BM25 search as ``staffroom search`` (files synced f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
+from framework.errors import InputError
 from framework.knowledge.documents import Partition
 from framework.names import check_name
 from framework.surfaces.server.auth import Principal, require
@@ -48,6 +50,11 @@ class Broken(BaseModel):
     line: int | None
     message: str
     fix: str | None
+
+
+def _broken(errors: Mapping[str, InputError]) -> list[Broken]:
+    """The files that did not load, as the answer shows them."""
+    return [Broken(file=e.file, line=e.line, message=e.message, fix=e.fix) for e in errors.values()]
 
 
 class Scenarios(BaseModel):
@@ -98,11 +105,7 @@ async def scenarios(request: Request, _: Annotated[Principal, require("read")]) 
         )
         for s in sorted(catalog.scenarios.values(), key=lambda s: s.id)
     ]
-    broken = [
-        Broken(file=e.file, line=e.line, message=e.message, fix=e.fix)
-        for e in catalog.broken_scenarios.values()
-    ]
-    return Scenarios(scenarios=found, broken=broken)
+    return Scenarios(scenarios=found, broken=_broken(catalog.broken_scenarios))
 
 
 @router.get("/employees", summary="Employees of the project")
@@ -113,11 +116,7 @@ async def employees(request: Request, _: Annotated[Principal, require("read")]) 
         EmployeeInfo(id=c.id, display_name=c.display_name, role=c.role)
         for c in sorted(catalog.employees.values(), key=lambda c: c.id)
     ]
-    broken = [
-        Broken(file=e.file, line=e.line, message=e.message, fix=e.fix)
-        for e in catalog.broken_employees.values()
-    ]
-    return Employees(employees=found, broken=broken)
+    return Employees(employees=found, broken=_broken(catalog.broken_employees))
 
 
 @router.get("/knowledge/search", summary="BM25 search over the knowledge layers")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from framework.errors import InputError, UnknownNameError
 from framework.names import check_name
+from framework.runtime.accepted import Accepted, accept
 from framework.sessions.keys import Channel, SessionKey
 from framework.specs.limits import MAX_ID_CHARS
 from framework.surfaces.server.auth import Principal, require
@@ -167,18 +168,21 @@ async def open_room(
     # Only ids from the project's scenarios/: a path would let a caller load any file.
     check_name(body.scenario, field="scenario")
     state = get_state(request)
-    author = body.author
-    if body.message is not None:  # the token must be one that may speak as its author
-        if author is None:
-            humans = state.gateway.staff.catalog.scenario_by_id(body.scenario).humans
-            author = humans[0] if humans else ""
-        check_name(author, field="author")
-        principal.check_user(author)
+    first: Accepted | None = None
+    if body.message is not None:  # checked once, here: the token must speak for its author
+        humans = state.gateway.staff.catalog.scenario_by_id(body.scenario).humans
+        try:
+            first = accept(humans, body.message, body.author)
+        except InputError as exc:
+            if exc.field != "text":
+                raise
+            # This body calls the text ``message``: the error names the field sent.
+            raise InputError(exc.message, field="message", fix="say something") from None
+        principal.check_user(first.author)
     await state.gateway.open_room(
         room_id,
         body.scenario,
-        message=body.message,
-        author=author,
+        message=first,
         message_id=body.message_id,
         idempotency_key=idempotency_key if body.message is not None else None,
     )
