@@ -19,41 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from framework.sessions.events import Event, EventKind
-
-_EMPTY: Mapping[str, Any] = {}
-
-
-class _Read:
-    """Lenient typed reads of one JSON object (a key of the wrong type reads as missing)."""
-
-    def __init__(self, content: object) -> None:
-        self.c: Mapping[str, Any] = content if isinstance(content, dict) else _EMPTY
-
-    def str_(self, key: str) -> str | None:
-        value = self.c.get(key)
-        return value if isinstance(value, str) else None
-
-    def int_(self, key: str) -> int | None:
-        value = self.c.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    def num(self, key: str) -> float | None:
-        value = self.c.get(key)
-        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    def bool_(self, key: str) -> bool:
-        return bool(self.c.get(key))
-
-    def list_(self, key: str) -> list[Any]:
-        value = self.c.get(key)
-        return list(value) if isinstance(value, list) else []
-
-    def strs(self, key: str) -> list[str]:
-        return [str(v) for v in self.list_(key)]
-
-    def dict_(self, key: str) -> Mapping[str, Any]:
-        value = self.c.get(key)
-        return value if isinstance(value, dict) else _EMPTY
+from framework.sessions.lenient import Lenient
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +66,13 @@ class EntryPayload:
     sop: str | None
     participants: list[str]
     humans: list[str]
+    trials: list[tuple[str | None, str | None]]
+    """``(trial, best)`` of each running SOP trial of the room's SOPs (``sop_trials``)."""
+    outcome: FeedbackPayload | None
+    """Old logs: a run's feedback written as a ``plan`` event, with its ``revision``."""
+    revision: RevisionPayload | None
+    extraction: ExtractionPayload | None
+    """Old logs: an extraction written as a ``plan`` event."""
     raw: Mapping[str, Any] = field(repr=False)
 
 
@@ -164,15 +137,23 @@ class FeedbackPayload:
     message did not count)."""
 
     sop: str | None
-    success: bool
+    success: bool | None
+    """None when the event holds no verdict (a notice, a hand-edited log)."""
     score: float | None
     corrections: int | None
     """How many corrections the run (or its late amendment) counted."""
+    off_sop_turns: int | None
+    human_interventions: int | None
+    failures: list[str]
+    """Why the run lacks evidence of work (absent in logs from before failures)."""
     at: str | None
     """When the run's outcome was stored (absent in logs from before late feedback)."""
     reason: str | None
     people: list[str]
     late: bool
+    counted: bool
+    """False for a notice that a late message did not count (its words in ``notice``)."""
+    notice: str | None
     raw: Mapping[str, Any] = field(repr=False)
 
     @property
@@ -188,6 +169,13 @@ class RevisionPayload:
     sop: str | None
     status: str | None
     why: str | None
+    reselected: bool
+    """The runs asked again for a version that exists (no new one was made)."""
+    edits: list[str] | None
+    """The edits it made, described; None when the event holds none (only conflicts)."""
+    conflicts: list[str]
+    notes: list[str]
+    """What became of the open draft it replaced."""
     raw: Mapping[str, Any] = field(repr=False)
 
 
@@ -198,6 +186,9 @@ class ExtractionPayload:
     extracted: str | None
     status: str | None
     steps: list[str]
+    why: str | None
+    """Why none was extracted, or what triggered an unasked one."""
+    review: str | None
     raw: Mapping[str, Any] = field(repr=False)
 
 
@@ -270,7 +261,7 @@ Payload = (
 """Any event's typed payload; ``isinstance`` tells which (the event's kind decides)."""
 
 
-def _tool_result(r: _Read) -> Payload:
+def _tool_result(r: Lenient) -> Payload:
     output = r.c.get("output")
     text = output if isinstance(output, str) else "" if output is None else str(output)
     return ToolResultPayload(
@@ -278,7 +269,7 @@ def _tool_result(r: _Read) -> Payload:
     )
 
 
-def _remark(r: _Read) -> Payload:
+def _remark(r: Lenient) -> Payload:
     return RemarkPayload(
         status=r.str_("status"),
         by=r.str_("by"),
@@ -294,12 +285,10 @@ def _remark(r: _Read) -> Payload:
     )
 
 
-_READERS: dict[EventKind, Callable[[_Read], Payload]] = {
-    EventKind.TOOL_CALL: lambda r: ToolCallPayload(
-        r.str_("name"), r.dict_("args"), r.str_("call_id"), r.str_("protocol"), r.c
-    ),
-    EventKind.TOOL_RESULT: _tool_result,
-    EventKind.PLAN: lambda r: EntryPayload(
+def _entry(r: Lenient) -> Payload:
+    trials = [Lenient(t) for t in r.dict_("sop_trials").values()]
+    outcome, revision = r.c.get("outcome"), r.c.get("revision")
+    return EntryPayload(
         scenario=r.str_("scenario"),
         scenario_source=r.str_("scenario_source"),
         title=r.str_("title"),
@@ -307,8 +296,53 @@ _READERS: dict[EventKind, Callable[[_Read], Payload]] = {
         sop=r.str_("sop"),
         participants=r.strs("participants"),
         humans=r.strs("humans"),
+        trials=[(t.str_("trial"), t.str_("best")) for t in trials],
+        outcome=_feedback(Lenient(outcome)) if isinstance(outcome, dict) else None,
+        revision=_revision(Lenient(revision)) if isinstance(revision, dict) else None,
+        extraction=_extraction(r) if "extracted" in r.c else None,
         raw=r.c,
+    )
+
+
+def _feedback(r: Lenient) -> FeedbackPayload:
+    return FeedbackPayload(
+        sop=r.str_("sop"),
+        success=r.flag("success"),
+        score=r.num("score"),
+        corrections=r.int_("corrections"),
+        off_sop_turns=r.int_("off_sop_turns"),
+        human_interventions=r.int_("human_interventions"),
+        failures=r.strs("failures"),
+        at=r.str_("at"),
+        reason=r.str_("reason"),
+        people=r.strs("people"),
+        late=r.bool_("late"),
+        counted=r.c.get("counted") is not False,
+        notice=r.str_("notice"),
+        raw=r.c,
+    )
+
+
+def _revision(r: Lenient) -> RevisionPayload:
+    edits = r.strs("edits") if "edits" in r.c else None
+    reselected, conflicts, notes = r.bool_("reselected"), r.strs("conflicts"), r.strs("notes")
+    return RevisionPayload(
+        r.str_("sop"), r.str_("status"), r.str_("why"), reselected, edits, conflicts, notes, r.c
+    )
+
+
+def _extraction(r: Lenient) -> ExtractionPayload:
+    return ExtractionPayload(
+        r.str_("extracted"), r.str_("status"), r.strs("steps"), r.str_("why"), r.str_("review"), r.c
+    )
+
+
+_READERS: dict[EventKind, Callable[[Lenient], Payload]] = {
+    EventKind.TOOL_CALL: lambda r: ToolCallPayload(
+        r.str_("name"), r.dict_("args"), r.str_("call_id"), r.str_("protocol"), r.c
     ),
+    EventKind.TOOL_RESULT: _tool_result,
+    EventKind.PLAN: _entry,
     EventKind.SOP_STEP: lambda r: StepPayload(
         r.int_("n"), r.strs("speakers"), r.str_("do"), r.strs("produces"), r.c
     ),
@@ -332,23 +366,9 @@ _READERS: dict[EventKind, Callable[[_Read], Payload]] = {
         r.strs("dropped"),
         r.c,
     ),
-    EventKind.FEEDBACK: lambda r: FeedbackPayload(
-        r.str_("sop"),
-        r.bool_("success"),
-        r.num("score"),
-        r.int_("corrections"),
-        r.str_("at"),
-        r.str_("reason"),
-        r.strs("people"),
-        r.bool_("late"),
-        r.c,
-    ),
-    EventKind.REVISION: lambda r: RevisionPayload(
-        r.str_("sop"), r.str_("status"), r.str_("why"), r.c
-    ),
-    EventKind.EXTRACTION: lambda r: ExtractionPayload(
-        r.str_("extracted"), r.str_("status"), r.strs("steps"), r.c
-    ),
+    EventKind.FEEDBACK: _feedback,
+    EventKind.REVISION: _revision,
+    EventKind.EXTRACTION: _extraction,
     EventKind.KNOWLEDGE: lambda r: KnowledgePayload(r.str_("session"), r.c),
     EventKind.SESSION_END: lambda r: SessionEndPayload(
         r.str_("reason"), r.str_("first"), r.str_("last"), r.int_("events"), r.c
@@ -362,4 +382,4 @@ def payload_of(event: Event) -> Payload:
     """``event``'s content as the typed payload of its kind (never raises: see the module)."""
     if event.kind == EventKind.MESSAGE:
         return MessagePayload(event.text)
-    return _READERS[event.kind](_Read(event.content))
+    return _READERS[event.kind](Lenient(event.content))
