@@ -8,8 +8,9 @@ value of the wrong JSON type) reads as the field's default and the whole object 
 ``raw``. The reader never raises on an event's content.
 
 Old logs also hold feedback and extractions as ``plan`` events (content keys ``outcome`` /
-``extracted``); :func:`payload_of` reads those as the ``plan`` payload, and
-:func:`framework.sessions.entry.is_entry` tells the room's entry (``meta.entry``) from them.
+``extracted``); :func:`payload_of` reads those as the ``plan`` payload (holding them typed in its
+``outcome``, ``revision`` and ``extraction``), and :func:`framework.sessions.entry.is_entry`
+tells the room's entry (``meta.entry``) from them.
 """
 
 from __future__ import annotations
