@@ -32,6 +32,8 @@ class EntryMeta:
     steps: list[Any] | None
     """The SOP steps taken at entry (step dicts); None in logs from before entries recorded
     them."""
+    on_trial: bool = False
+    """Whether the room runs ``sop`` as a trial beside the best version (``sop_trial``)."""
 
 
 def entry_meta(event: Event) -> EntryMeta:
@@ -41,6 +43,7 @@ def entry_meta(event: Event) -> EntryMeta:
         None if epoch is None else str(epoch),
         sop if isinstance(sop, str) else None,
         list(steps) if isinstance(steps, list) else None,
+        bool(event.meta.get("sop_trial")),
     )
 
 

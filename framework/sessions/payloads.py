@@ -8,7 +8,8 @@ value of the wrong JSON type) reads as the field's default and the whole object 
 ``raw``. The reader never raises on an event's content.
 
 Old logs also hold feedback and extractions as ``plan`` events (content keys ``outcome`` /
-``extracted``); :func:`payload_of` reads those as the ``plan`` payload, and
+``extracted``); :func:`payload_of` reads those as the ``plan`` payload (holding them typed in its
+``outcome``, ``revision`` and ``extraction``), and
 :func:`framework.sessions.entry.is_entry` tells the room's entry (``meta.entry``) from them.
 """
 
@@ -31,6 +32,9 @@ _LOGGED_AS = "logged_as"
 """Field metadata: the log's key for a field named otherwise."""
 _PRESENCE = "presence"
 """Field metadata: a ``bool`` field that tells whether this key is in the log at all."""
+_READ = "read"
+"""Field metadata: the field's own reader ``(content, key) -> value``, for a field no
+declared type reads (nested payloads of old logs, a flag that defaults to true)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,21 @@ class EntryPayload:
     sop: str | None
     participants: list[str]
     humans: list[str]
+    trials: list[tuple[str | None, str | None]] = field(
+        metadata={_LOGGED_AS: "sop_trials", _READ: lambda c, key: _trials(c.get(key))}
+    )
+    """``(trial, best)`` of each running SOP trial of the room's SOPs (``sop_trials``)."""
+    outcome: FeedbackPayload | None = field(
+        metadata={_READ: lambda c, key: _nested(EventKind.FEEDBACK, c.get(key))}
+    )
+    """Old logs: a run's feedback written as a ``plan`` event, with its ``revision``."""
+    revision: RevisionPayload | None = field(
+        metadata={_READ: lambda c, key: _nested(EventKind.REVISION, c.get(key))}
+    )
+    extraction: ExtractionPayload | None = field(
+        metadata={_READ: lambda c, _key: _nested(EventKind.EXTRACTION, c, when="extracted")}
+    )
+    """Old logs: an extraction written as a ``plan`` event."""
     raw: Mapping[str, Any] = field(repr=False)
 
 
@@ -141,15 +160,23 @@ class FeedbackPayload:
     message did not count)."""
 
     sop: str | None
-    success: bool
+    success: bool | None
+    """None when the event holds no verdict (a notice, a hand-edited log)."""
     score: float | None
     corrections: int | None
     """How many corrections the run (or its late amendment) counted."""
+    off_sop_turns: int | None
+    human_interventions: int | None
+    failures: list[str]
+    """Why the run lacks evidence of work (absent in logs from before failures)."""
     at: str | None
     """When the run's outcome was stored (absent in logs from before late feedback)."""
     reason: str | None
     people: list[str]
     late: bool
+    counted: bool = field(metadata={_READ: lambda c, key: c.get(key) is not False})
+    """False for a notice that a late message did not count (its words in ``notice``)."""
+    notice: str | None
     raw: Mapping[str, Any] = field(repr=False)
 
     @property
@@ -165,6 +192,13 @@ class RevisionPayload:
     sop: str | None
     status: str | None
     why: str | None
+    reselected: bool
+    """The runs asked again for a version that exists (no new one was made)."""
+    edits: list[str] | None
+    """The edits it made, described; None when the event holds none (only conflicts)."""
+    conflicts: list[str]
+    notes: list[str]
+    """What became of the open draft it replaced."""
     raw: Mapping[str, Any] = field(repr=False)
 
 
@@ -175,6 +209,9 @@ class ExtractionPayload:
     extracted: str | None
     status: str | None
     steps: list[str]
+    why: str | None
+    """Why none was extracted, or what triggered an unasked one."""
+    review: str | None
     raw: Mapping[str, Any] = field(repr=False)
 
 
@@ -275,6 +312,23 @@ def _dict(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else _EMPTY
 
 
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _trials(value: object) -> list[tuple[str | None, str | None]]:
+    trials = [_dict(t) for t in _dict(value).values()]
+    return [(_str(t.get("trial")), _str(t.get("best"))) for t in trials]
+
+
+def _nested(kind: EventKind, value: object, *, when: str | None = None) -> Any:
+    """An old log's payload of ``kind`` held inside a ``plan`` event (None when absent, or,
+    with ``when``, when ``value`` lacks that key)."""
+    if not isinstance(value, dict) or (when is not None and when not in value):
+        return None
+    return _READERS[kind](value)
+
+
 # How a field of each declared type reads its key's value: a value of the wrong JSON type
 # reads as missing. ``list[Any] | None`` tells "no such key" (None) from an empty list.
 _BY_TYPE: dict[object, Callable[[Mapping[str, Any], str], object]] = {
@@ -283,8 +337,10 @@ _BY_TYPE: dict[object, Callable[[Mapping[str, Any], str], object]] = {
     int | None: lambda c, key: _int(c.get(key)),
     float | None: lambda c, key: _num(c.get(key)),
     bool: lambda c, key: bool(c.get(key)),
+    bool | None: lambda c, key: _flag(c.get(key)),
     list[str]: lambda c, key: _strs(c.get(key)),
     list[Any] | None: lambda c, key: _list(c.get(key)) if key in c else None,
+    list[str] | None: lambda c, key: _strs(c.get(key)) if key in c else None,
     Mapping[str, Any]: lambda c, key: _dict(c.get(key)),
 }
 
@@ -297,6 +353,8 @@ def _lenient(cls: type[_P]) -> Callable[[Mapping[str, Any]], _P]:
     for f in fields(cls):
         if f.name == "raw":
             plan.append((f.name, "", lambda c, _key: c))
+        elif _READ in f.metadata:
+            plan.append((f.name, f.metadata.get(_LOGGED_AS, f.name), f.metadata[_READ]))
         elif _PRESENCE in f.metadata:
             plan.append((f.name, f.metadata[_PRESENCE], lambda c, key: key in c))
         else:

@@ -5,8 +5,10 @@ scope (where the published version is offered), carry approvals in its text, or 
 reviewers the draft it edits awaited; its reviewers are stored with it in one transaction.
 
 :func:`save_edit` is the one way in: ``POST /api/sops/{id}/versions`` and ``staffroom sop
-edit`` both call it, so the two surfaces cannot drift apart (they only translate). Approving
-and publishing go through :func:`approve` and :func:`publish` the same way.
+edit`` both call it, so the two surfaces cannot drift apart (they only translate): a refusal
+is said in the same words on both, its fix in the surface's own terms (:class:`Surface`).
+Approving and publishing go through :func:`approve` and :func:`publish` the same way, and a
+person's name through :func:`person_named`.
 """
 
 from __future__ import annotations
@@ -17,12 +19,46 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from framework.errors import InputError, SopCardError
+from framework.phrases import Phrase
 from framework.sessions.events import utc_now
 from framework.sop.library_io import card_to_version
 from framework.sop.model import ChangeLogEntry, SopVersion, Status, Step, same_content
 from framework.sop.service import SopService, ensure_known
+from framework.specs.limits import MAX_LABEL_CHARS
 from framework.specs.sop_card import SopCard, SopStep, split_front_matter, with_notes
 from framework.specs.yaml_loader import load_yaml_text, validate
+
+
+@dataclass(frozen=True)
+class Surface:
+    """How a surface names what an edit carries, so a refused edit's field and fix are in the
+    terms of the surface the person used (the refusal itself is the same on both)."""
+
+    card: str
+    """The whole card text."""
+    fields: str
+    """What an edit by fields is named by, for a refusal of one."""
+    change: str
+    """The fix of an edit that changes nothing: what to give instead."""
+
+
+HTTP = Surface("card", "steps", "send `card` (the card text) or any of `steps`, `goal`, `body`")
+"""``POST /api/sops/{id}/versions``: the body's fields."""
+CLI = Surface("--card", "--goal", "give --card FILE (the whole card, edited) or --goal TEXT")
+"""``staffroom sop edit``: its options."""
+
+NO_NAME = Phrase(
+    en="the name is empty",
+    zh="名字是空的",
+)
+LONG_NAME = Phrase(
+    en="the name is {n} characters long; at most {most}",
+    zh="名字有 {n} 个字符；最多 {most} 个",
+)
+NAME_FIX = Phrase(
+    en="give {field} NAME: the person's name, 1 to {most} characters",
+    zh="用 {field} 名字 写明是谁（1 到 {most} 个字符）",
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +81,8 @@ class Edit:
     body: str | None = None
     reviewers: Sequence[str] = ()
     """Who must approve it before it is published, beside those the edited draft awaited."""
+    surface: Surface = HTTP
+    """Where the edit came from: a refusal's field and fix use its terms."""
 
 
 async def save_edit(service: SopService, sop_id: str, edit: Edit) -> SopVersion:
@@ -93,6 +131,20 @@ async def publish(
     return await service.publish(sop_id, version, required=[r.strip() for r in required], by=by)
 
 
+def person_named(name: str, *, field: str, language: str = "en") -> str:
+    """``name`` as an SOP action records it (a reviewer, who published, retired or wrote a
+    version): trimmed, and refused (:class:`InputError` naming ``field``, the surface's name
+    for it) when empty or longer than a label (:data:`MAX_LABEL_CHARS`), as the server's
+    bodies refuse it."""
+    fix = NAME_FIX(language, field=field, most=MAX_LABEL_CHARS)
+    if not name.strip():
+        raise InputError(NO_NAME(language), field=field, fix=fix)
+    if len(name) > MAX_LABEL_CHARS:
+        said = LONG_NAME(language, n=len(name), most=MAX_LABEL_CHARS)
+        raise InputError(said, field=field, fix=fix)
+    return name.strip()
+
+
 async def _add(
     service: SopService,
     base: SopVersion,
@@ -115,7 +167,7 @@ async def _add(
     if same is not None:
         raise InputError(
             f"the edit is the same procedure as {same.ref} ({same.status})",
-            field="card" if body.card is not None else "steps",
+            field=body.surface.card if body.card is not None else body.surface.fields,
             fix="change the steps, goal, scope or notes; a version is saved only when it differs",
         )
     return await service.store.add_version(draft, reviewers=reviewers)
@@ -141,11 +193,8 @@ def keeps_scope_and_approvals(base: SopVersion, changed: SopVersion) -> None:
 
 def from_fields(base: SopVersion, body: Edit) -> SopVersion:
     if body.steps is None and body.goal is None and body.body is None:
-        raise InputError(
-            "the edit changes nothing",
-            field="steps",
-            fix="send `card` (the card text) or any of `steps`, `goal`, `body`",
-        )
+        fix = body.surface.change
+        raise InputError("the edit changes nothing", field=body.surface.fields, fix=fix)
     steps = list(body.steps or [card_step(s) for s in base.steps])
     data = {
         "id": base.sop_id,
@@ -196,4 +245,4 @@ def parse_card(sop_id: str, text: str) -> SopVersion:
     return card_to_version(card)
 
 
-__all__ = ["Edit", "approve", "publish", "save_edit"]
+__all__ = ["CLI", "HTTP", "Edit", "Surface", "approve", "person_named", "publish", "save_edit"]

@@ -55,3 +55,9 @@ def test_knowledge_from_the_command_line(cli: Cli, tmp_path: Path) -> None:
     assert "topic" in forgot.out and "灰度" in forgot.out
     gone = cli("search", "灰度", "--employee", "pm", data=tmp_path)
     assert gone.code == 1 and "No knowledge found" in gone.out
+    # Everything about a person goes, MEMORY.md folders too (the data folder's one Stores).
+    (tmp_path / "memory" / "pm" / "alice").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "memory" / "pm" / "alice" / "MEMORY.md").write_text("# Memory\n", "utf-8")
+    person = cli("forget", "--person", "alice", data=tmp_path)
+    assert person.code == 0, person.err
+    assert not (tmp_path / "memory" / "pm" / "alice").exists()

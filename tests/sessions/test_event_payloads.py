@@ -148,3 +148,35 @@ def test_entry_accessor_finds_the_room_entry_not_other_plan_events() -> None:
     assert (run.epoch, run.sop, run.steps) == ("ab12", "s@1", [{"n": 1}])
     assert entry_meta(first).steps is None  # entries from before steps were recorded
     assert (scenario_of(later), scenario_of(first), scenario_of(None)) == ("tech", None, None)
+
+
+def test_the_fields_a_transcript_shows_read_typed_also_from_old_plan_events() -> None:
+    """What ``staffroom history`` shows of feedback, revisions, extractions and trials is read
+    through the payloads; a ``plan`` event of an old log holding feedback reads as both."""
+    feedback = {"sop": "s@1", "success": False, "off_sop_turns": 2, "failures": ["no file"]}
+    revision = {"sop": "s@2", "status": "draft", "edits": ["step 2 added"], "notes": ["n"]}
+    old = payload_of(
+        make_event("group:a", EventKind.PLAN, "system", {"outcome": feedback, "revision": revision})
+    )
+    assert isinstance(old, EntryPayload) and old.outcome is not None and old.revision is not None
+    assert (old.outcome.success, old.outcome.off_sop_turns, old.outcome.failures) == (
+        False,
+        2,
+        ["no file"],
+    )
+    assert (old.revision.edits, old.revision.notes, old.revision.conflicts) == (
+        ["step 2 added"],
+        ["n"],
+        [],
+    )
+    conflicts = payload_of(make_event("group:a", EventKind.REVISION, "system", {"conflicts": []}))
+    assert isinstance(conflicts, RevisionPayload) and conflicts.edits is None  # no proposal
+    notice = {"sop": "s@1", "late": True, "counted": False, "notice": "too late"}
+    fed = payload_of(make_event("group:a", EventKind.FEEDBACK, "system", notice))
+    assert isinstance(fed, FeedbackPayload)
+    assert (fed.counted, fed.notice, fed.success) == (False, "too late", None)
+    trials = {"sop_trials": {"s": {"trial": "s@2", "best": "s@1", "share": 0.5}}}
+    entry = payload_of(make_event("group:a", EventKind.PLAN, "system", trials))
+    assert isinstance(entry, EntryPayload) and entry.trials == [("s@2", "s@1")]
+    ran = make_event("group:a", EventKind.PLAN, "system", {}, meta={"entry": True, "sop_trial": 1})
+    assert entry_meta(ran).on_trial

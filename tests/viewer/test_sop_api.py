@@ -252,3 +252,48 @@ def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(
     # An approval's name is trimmed by the CLI as by the server (one rule, sop.drafting).
     assert sop("approve", "tech-article@3", "--by", " dave ").code == 0
     assert "awaiting approval from: bob\n" in sop("show", "tech-article@3").out
+
+
+def test_an_empty_edit_and_a_bad_name_are_refused_on_both_surfaces_each_in_its_terms(
+    server: Server, cli: Cli
+) -> None:
+    too_long = "n" * 201  # a name is a label: at most 200 characters (specs/limits.py)
+    with server.client() as client:
+        nothing = edit(client, note="x")
+        assert nothing.status_code == 400
+        assert "`card`" in error(nothing)["fix"] and "`steps`" in error(nothing)["fix"]
+        for name in ("", too_long):
+            refused = client.post(f"{V1}/approve", json={"reviewer": name})
+            assert refused.status_code == 422 and error(refused)["field"] == "reviewer"
+
+    server.stop()  # the CLI on the same data folder: the same rules, its own options named
+
+    def sop(*args: str) -> CliResult:
+        return cli("sop", *args, data=server.data)
+
+    said = sop("edit", "tech-article", "--note", "x", "--by", "al")
+    flat = " ".join(said.err.split())
+    assert said.code == 2 and "Traceback" not in said.err
+    assert error(nothing)["message"] in flat  # the same refusal ...
+    assert "--card FILE" in flat and "--goal TEXT" in flat  # ... its fix in the CLI's terms
+    assert "`steps`" not in flat and "`body`" not in flat
+    commands = [
+        ["approve", "tech-article@1"],
+        ["publish", "tech-article@1"],
+        ["deprecate", "tech-article@1", "--why", "old"],
+        ["edit", "tech-article", "--note", "x", "--goal", "g"],
+    ]
+    for command in commands:
+        for name, why in (
+            ("  ", "the name is empty"),
+            (too_long, "the name is 201 characters long"),
+        ):
+            said = sop(*command, "--by", name)
+            flat = " ".join(said.err.split())
+            assert said.code == 2 and "Traceback" not in said.err, said.err
+            assert f"--by: {why}" in flat and "fix: give --by NAME" in flat, flat
+    for option, command in (("--require", commands[1]), ("--reviewer", commands[3])):
+        said = sop(*command, option, " ", "--by", "al")
+        assert said.code == 2 and f"{option}: the name is empty" in " ".join(said.err.split())
+    shown = sop("show", "tech-article@1")
+    assert "published" in shown.out and "tech-article@2" not in sop("list").out  # nothing saved

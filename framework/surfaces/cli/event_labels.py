@@ -100,12 +100,21 @@ COUNT_SEPARATOR = Phrase(
     en=", ",
     zh="，",
 )
-COUNT_LABELS = {
-    "corrections": Phrase(en="corrections {n}", zh="纠正 {n} 次"),
-    "off_sop_turns": Phrase(en="off-SOP turns {n}", zh="偏离 SOP 的发言 {n} 次"),
-    "human_interventions": Phrase(en="human interventions {n}", zh="人工介入 {n} 次"),
-}
-"""The counts an outcome may hold (late feedback holds only its corrections)."""
+CORRECTIONS = Phrase(
+    en="corrections {n}",
+    zh="纠正 {n} 次",
+)
+OFF_SOP_TURNS = Phrase(
+    en="off-SOP turns {n}",
+    zh="偏离 SOP 的发言 {n} 次",
+)
+HUMAN_INTERVENTIONS = Phrase(
+    en="human interventions {n}",
+    zh="人工介入 {n} 次",
+)
+COUNTS = (CORRECTIONS, OFF_SOP_TURNS, HUMAN_INTERVENTIONS)
+"""The counts an outcome may hold, in the order shown (late feedback holds only its
+corrections)."""
 ASKED_AGAIN = Phrase(
     en="◆ the runs ask for {ref} again ({status})",
     zh="◆ 这些运行再次要求 {ref}（{status}）",

@@ -29,6 +29,7 @@ from framework.surfaces.cli.render import LabelConsole, labels_language
 if TYPE_CHECKING:  # the commands import these when they run: `--help` stays light
     from framework.knowledge.base import KnowledgeBase
     from framework.knowledge.topics import TopicStore
+    from framework.stores import Stores
 
 # Piped output gets a wide console so tables keep whole names (terminals use their width).
 # Its labels follow the command's settings (see _admin_job).
@@ -66,6 +67,18 @@ def _admin_job(
 ) -> int:
     """Run ``job`` on the data folder's knowledge layers; ``writes``: the command's name, and
     a read-only folder is refused before anything opens."""
+    return _stores_job(data_dir, project, lambda stores: job(stores.knowledge()), writes=writes)
+
+
+def _stores_job(
+    data_dir: Path | None,
+    project: Path | None,
+    job: Callable[[Stores], Awaitable[int]],
+    *,
+    writes: str = "",
+) -> int:
+    """:func:`_admin_job` for a job that needs more of the data folder than its knowledge
+    layers (``forget`` reaches MEMORY.md too): the folder's one :class:`Stores`."""
     settings = settings_for(data_dir, project, None)
     console.language = label_language(settings)
 
@@ -74,7 +87,7 @@ def _admin_job(
     async def main() -> int:
         stores = await Stores.open(settings=settings, writes=bool(writes), command=writes)
         async with stores:
-            return await job(stores.knowledge())
+            return await job(stores)
 
     return asyncio.run(main())
 
@@ -206,14 +219,13 @@ def trackers(
 
     async def job(kb: KnowledgeBase) -> int:
         t = kb.trackers
+        reflections = t.reflections(employee)
         if everything:
             tasks, goals = t.tasks(employee), t.goals(employee)
-            reflections = t.reflections(employee)
             proposals = [p for p in t.proposals() if employee in (p.by, *p.for_)]
         else:
             items = t.open_items(employee)
             tasks, goals, proposals = items.tasks, items.goals, items.proposals
-            reflections = t.reflections(employee)
         due = {r.id for r in t.due(employee)}
         for task in tasks:
             wait = f" waiting for {task.waiting_for}" if task.waiting_for else ""
@@ -341,13 +353,11 @@ def forget(
     """Remove a fact, or everything about a person, from every layer; print what went."""
     if (text is None) == (person is None):
         raise typer.BadParameter("give TEXT or --person NAME (one of them)")
-    settings = settings_for(data_dir, project, None)
 
     from framework.knowledge.forget import forget_person, forget_text  # the one command using it
-    from framework.memory.store import MemoryStore
 
-    async def job(kb: KnowledgeBase) -> int:
-        memory = MemoryStore(settings)
+    async def job(stores: Stores) -> int:
+        kb, memory = stores.knowledge(), stores.memory
         if person is not None:
             report = await forget_person(kb, person, memory=memory)
         else:
@@ -355,7 +365,7 @@ def forget(
         console.print(report.render(), markup=False, highlight=False)
         return 0
 
-    raise typer.Exit(_admin_job(data_dir, project, job, writes="forget"))
+    raise typer.Exit(_stores_job(data_dir, project, job, writes="forget"))
 
 
 def reflect(

@@ -11,13 +11,30 @@ from rich.panel import Panel
 
 from framework.language import snippet
 from framework.phrases import Language
-from framework.sessions.entry import is_entry
+from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import Event, EventKind
+from framework.sessions.payloads import (
+    EntryPayload,
+    ErrorPayload,
+    ExtractionPayload,
+    FallbackPayload,
+    FeedbackPayload,
+    OutcomePayload,
+    Payload,
+    RemarkPayload,
+    RevisionPayload,
+    SessionEndPayload,
+    StepPayload,
+    ToolCallPayload,
+    ToolResultPayload,
+    WaitPayload,
+    payload_of,
+)
 from framework.surfaces.cli.event_labels import (
     ASKED_AGAIN,
     BESIDE_TRIAL,
-    COUNT_LABELS,
     COUNT_SEPARATOR,
+    COUNTS,
     ENDED,
     ENDED_COUNTS,
     EXTRACTED,
@@ -130,23 +147,22 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
     lang = labels_language(console)
     names = names or {}
     who = escape(_name(names.get(event.author, event.author)))
-    c = _fields(event)
-    kind = event.kind
+    said = payload_of(event)
+    # A hand-edited line holding text where an object belongs: the text is its reason.
+    loose = None if isinstance(event.content, dict) else event.text
     if is_entry(event):
-        if c.get("announcement"):  # a DM has no announcement to show
-            _render_entry(console, event, c, lang)
-    elif _render_learning(console, event, c, lang):
+        if isinstance(said, EntryPayload) and said.announcement:  # a DM has none to show
+            _render_entry(console, event, said, lang)
+    elif _render_learning(console, event, said, lang):
         pass
-    elif kind == EventKind.SESSION_END:
-        ended = SESSION_ENDED(
-            lang, reason=escape(_name(c.get("reason"))), events=_n(c.get("events"))
-        )
-        console.print(f"[dim]{ended}[/]")
-    elif kind == EventKind.SOP_STEP:
-        do = _clip(c.get("do"), event.session, language=lang)
-        step_line = STEP(lang, n=_n(c.get("n")), do=do, speakers=_names(c.get("speakers")))
+    elif isinstance(said, SessionEndPayload):
+        reason = escape(_name(said.reason if loose is None else loose))
+        console.print(f"[dim]{SESSION_ENDED(lang, reason=reason, events=_n(said.events))}[/]")
+    elif isinstance(said, StepPayload):
+        do = _clip(said.do if loose is None else loose, event.session, language=lang)
+        step_line = STEP(lang, n=_n(said.number), do=do, speakers=_names(said.speakers))
         console.print(f"[bold cyan]{step_line}[/]")
-    elif kind == EventKind.MESSAGE:
+    elif event.kind == EventKind.MESSAGE:
         if event.from_person:
             console.print(f"[bold green]{who}[/] [dim]{HUMAN(lang)}[/]: {_shown(event, lang)}")
         else:
@@ -158,46 +174,37 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
             note = f", {_clip(note, event.session, language=lang)}" if note else ""
             head = f"[bold magenta]{who}[/] [dim]({escape(_name(reason))}{note})[/]{_badge(event)}"
             console.print(f"{head}: {_shown(event, lang)}")
-    elif kind == EventKind.TOOL_CALL:
-        raw_args = c.get("args")
-        items = raw_args.items() if isinstance(raw_args, dict) else []
+    elif isinstance(said, ToolCallPayload):
+        items = said.args.items()
         args = ", ".join(f"{_name(k)}={snippet(_name_cut(v, 400), 40)!r}" for k, v in items)
-        console.print(f"  [dim]{who} → {escape(_name(c.get('name')))}({escape(args)})[/]")
-    elif kind == EventKind.TOOL_RESULT:
-        mark = TOOL_OK(lang) if c.get("ok") else TOOL_FAILED(lang)
-        output = _clip(c.get("output"), event.session, 160, language=lang)
-        console.print(f"  [dim]← {escape(_name(c.get('name')))} {mark}: {output}[/]")
-    elif kind == EventKind.ERROR:
-        error = escape(_name(c.get("error", "error")))
-        detail = _clip(c.get("detail", ""), event.session, language=lang)
+        console.print(f"  [dim]{who} → {escape(_name(said.name))}({escape(args)})[/]")
+    elif isinstance(said, ToolResultPayload):
+        mark = TOOL_OK(lang) if said.ok else TOOL_FAILED(lang)
+        output = _clip(said.output, event.session, 160, language=lang)
+        console.print(f"  [dim]← {escape(_name(said.name))} {mark}: {output}[/]")
+    elif isinstance(said, ErrorPayload):
+        error = escape(_name("error" if said.error is None else said.error))
+        detail = _clip(loose or said.detail or "", event.session, language=lang)
         console.print(f"[bold red]! {who}: {error}[/] {detail}")
-    elif kind == EventKind.FALLBACK:
-        what, used = escape(_name(c.get("what", "?"))), escape(_name(c.get("used", "?")))
-        reason = _clip(c.get("reason"), event.session, language=lang)
+    elif isinstance(said, FallbackPayload):
+        what, used = (escape(_name("?" if v is None else v)) for v in (said.what, said.used))
+        reason = _clip(said.reason if loose is None else loose, event.session, language=lang)
         console.print(f"[yellow]{FALLBACK(lang, what=what, used=used, reason=reason)}[/]")
-    elif kind == EventKind.WAIT:
-        waiting, reason = _names(c.get("waiting_for")), escape(_name(c.get("reason")))
-        console.print(f"[yellow]{WAITING(lang, who=waiting, reason=reason)}[/]")
-    elif kind == EventKind.OUTCOME:
+    elif isinstance(said, WaitPayload):
+        reason = escape(_name(said.reason if loose is None else loose))
+        console.print(f"[yellow]{WAITING(lang, who=_names(said.waiting_for), reason=reason)}[/]")
+    elif isinstance(said, OutcomePayload):
         counts = ENDED_COUNTS(
             lang,
-            done=_n(c.get("steps_done")),
-            total=_n(c.get("steps_total")),
-            turns=_n(c.get("turns")),
-            sop=escape(_name(c.get("sop"))),
+            done=_n(said.steps_done),
+            total=_n(said.steps_total),
+            turns=_n(said.turns),
+            sop=escape(_name(said.sop)),
         )
-        console.print(
-            f"[bold blue]{ENDED(lang, reason=escape(_name(c.get('reason'))))}[/] {counts}"
-        )
+        reason = escape(_name(said.reason if loose is None else loose))
+        console.print(f"[bold blue]{ENDED(lang, reason=reason)}[/] {counts}")
     else:
-        console.print(f"[dim]{escape(_name(kind))} {who}: {_shown(event, lang)}[/]")
-
-
-def _fields(event: Event) -> dict[str, Any]:
-    """The event's content as a dict (text content becomes its ``detail``/``reason``)."""
-    if isinstance(event.content, dict):
-        return event.content
-    return {"detail": event.text, "reason": event.text, "do": event.text}
+        console.print(f"[dim]{escape(_name(event.kind))} {who}: {_shown(event, lang)}[/]")
 
 
 def _n(value: object) -> str:
@@ -205,10 +212,9 @@ def _n(value: object) -> str:
     return escape(_name(value))
 
 
-def _names(value: object) -> str:
+def _names(items: list[str]) -> str:
     """A list of names (speakers, people waited for), joined, escaped and cut."""
-    items = value if isinstance(value, list) else [] if value is None else [value]
-    return escape(_name(", ".join(str(item) for item in items[:20])))
+    return escape(_name(", ".join(items[:20])))
 
 
 def _name_cut(value: object, limit: int) -> str:
@@ -217,31 +223,28 @@ def _name_cut(value: object, limit: int) -> str:
     return text[:limit]
 
 
-def _sop_label(event: Event, c: dict[str, Any], language: Language) -> str:
+def _sop_label(event: Event, entered: EntryPayload, language: Language) -> str:
     """The version the room runs and whether it is on trial (entry meta ``sop_trial``)."""
-    sop = event.meta.get("sop")
+    run = entry_meta(event)
+    sop = run.sop
     if not sop:
         return NO_SOP(language)
-    trials = c.get("sop_trials")
-    records = trials.values() if isinstance(trials, dict) else []
-    trial = next(
-        (t for t in records if isinstance(t, dict) and sop in (t.get("trial"), t.get("best"))),
-        None,
-    )
-    if event.meta.get("sop_trial") and trial is not None:
-        return ON_TRIAL(language, sop=sop, best=trial.get("best", "?"))
-    if trial is not None and trial.get("best") == sop:
-        return BESIDE_TRIAL(language, sop=sop, trial=trial.get("trial", "?"))
-    return str(sop)
+    trial = next(((on, best) for on, best in entered.trials if sop in (on, best)), None)
+    if trial is None:
+        return sop
+    on, best = ("?" if ref is None else ref for ref in trial)
+    if run.on_trial:
+        return ON_TRIAL(language, sop=sop, best=best)
+    return BESIDE_TRIAL(language, sop=sop, trial=on) if best == sop else sop
 
 
-def _render_entry(console: Console, event: Event, c: dict[str, Any], lang: Language) -> None:
+def _render_entry(console: Console, event: Event, entered: EntryPayload, lang: Language) -> None:
     """The announcement panel a room opens with, titled with the SOP version it runs.
 
     A title is never cut by the border: when the room's title and its version do not fit
     on it together, the version is the panel's first line (wrapped there, whole)."""
-    label, title = _name(_sop_label(event, c, lang)), _name(c.get("title", ""))
-    text = _clip(c.get("announcement", ""), event.session, language=lang)
+    label, title = _name(_sop_label(event, entered, lang)), _name(entered.title or "")
+    text = _clip(entered.announcement or "", event.session, language=lang)
     room = console.width - 6  # rich keeps a title whole up to the width less corners and gaps
     if cell_len(f"{title} · {label}") <= room:
         title = f"{title} · {label}"
@@ -254,99 +257,87 @@ def _render_entry(console: Console, event: Event, c: dict[str, Any], lang: Langu
     )
 
 
-def _render_extracted(console: Console, c: dict[str, Any], session: str, lang: Language) -> None:
+def _render_extracted(
+    console: Console, drafted: ExtractionPayload, session: str, lang: Language
+) -> None:
     """An SOP draft extracted from a free-form room, or why there was none."""
-    ref = c.get("extracted")
-    if not ref:
-        why = _clip(c.get("why"), session, language=lang)
+    if not drafted.extracted:
+        why = _clip(drafted.why, session, language=lang)
         console.print(f"[yellow]{NOTHING_EXTRACTED(lang, why=why)}[/]")
         return
-    steps = c.get("steps")
-    listed = "; ".join(str(s) for s in steps) if isinstance(steps, list) else str(steps)
-    head = EXTRACTED(lang, ref=escape(_name(ref)))
-    console.print(f"[bold cyan]{head}[/] {_clip(listed, session, language=lang)}")
-    how = _clip(c.get("review"), session, language=lang)
+    head = EXTRACTED(lang, ref=escape(_name(drafted.extracted)))
+    console.print(f"[bold cyan]{head}[/] {_clip('; '.join(drafted.steps), session, language=lang)}")
+    how = _clip(drafted.review, session, language=lang)
     console.print(f"  [dim]{REVIEW(lang, how=how)}[/]")
-    if c.get("why"):  # proposed unasked: say what triggered it
-        console.print(f"  [dim]{WHY(lang, why=_clip(c.get('why'), session, language=lang))}[/]")
+    if drafted.why:  # proposed unasked: say what triggered it
+        console.print(f"  [dim]{WHY(lang, why=_clip(drafted.why, session, language=lang))}[/]")
 
 
-def _render_learning(console: Console, event: Event, c: dict[str, Any], lang: Language) -> bool:
-    """A run's feedback, a revision or an extraction (True when ``event`` was one)."""
-    kind, session = event.kind, event.session
-    if kind == EventKind.FEEDBACK:
-        _render_outcome(console, c, session, lang)
-    elif kind == EventKind.REVISION:
-        _render_revision(console, c, session, lang)
-    elif kind == EventKind.PLAN and "outcome" in c:  # logs from before the feedback kind
-        _render_outcome(console, c["outcome"], session, lang)
-        _render_revision(console, c.get("revision"), session, lang)
-    elif kind == EventKind.EXTRACTION or (kind == EventKind.PLAN and "extracted" in c):
-        _render_extracted(console, c, session, lang)
-    elif kind == EventKind.REMARK:
-        _render_remark(console, c, session)
+def _render_learning(console: Console, event: Event, said: Payload, lang: Language) -> bool:
+    """A run's feedback, a revision, an extraction or a remark (True when ``said`` was one)."""
+    session = event.session
+    if isinstance(said, FeedbackPayload):
+        _render_outcome(console, said, session, lang)
+    elif isinstance(said, RevisionPayload):
+        _render_revision(console, said, session, lang)
+    elif isinstance(said, EntryPayload) and said.outcome is not None:  # logs before feedback
+        _render_outcome(console, said.outcome, session, lang)
+        if said.revision is not None:
+            _render_revision(console, said.revision, session, lang)
+    elif isinstance(said, ExtractionPayload):
+        _render_extracted(console, said, session, lang)
+    elif isinstance(said, EntryPayload) and said.extraction is not None:  # the same, older
+        _render_extracted(console, said.extraction, session, lang)
+    elif isinstance(said, RemarkPayload):
+        _render_remark(console, said, session)
     else:
         return False
     return True
 
 
-def _render_remark(console: Console, c: dict[str, Any], session: str) -> None:
+def _render_remark(console: Console, remark: RemarkPayload, session: str) -> None:
     """A free remark as the room read it ("理解为：…"), confirmed or dropped, and how to answer."""
-    status = c.get("status")
+    status = remark.status
     style = "bold cyan" if status in ("understood", "confirmed") else "dim"
-    who = f"{escape(_name(c['by']))}: " if c.get("by") and status == "understood" else ""
-    console.print(f"[{style}]◇ {who}{_clip(c.get('text', ''), session)}[/]")
-    if c.get("ask"):
-        console.print(f"  [dim]{_clip(c['ask'], session)}[/]")
+    who = f"{escape(_name(remark.by))}: " if remark.by and status == "understood" else ""
+    console.print(f"[{style}]◇ {who}{_clip(remark.text or '', session)}[/]")
+    if remark.ask:
+        console.print(f"  [dim]{_clip(remark.ask, session)}[/]")
 
 
-def _render_outcome(console: Console, o: Any, session: str, lang: Language) -> None:
+def _render_outcome(console: Console, o: FeedbackPayload, session: str, lang: Language) -> None:
     """A run's measured outcome against its SOP version (or why late feedback did not count)."""
-    if not isinstance(o, dict):
-        return
-    if o.get("counted") is False:
-        console.print(f"[yellow]◆ {_clip(o.get('notice', ''), session, language=lang)}[/]")
+    if not o.counted:
+        console.print(f"[yellow]◆ {_clip(o.notice or '', session, language=lang)}[/]")
         return
     # Only what the event holds: late feedback has no turn counts, and its score may be
     # unknown (a correction without one); nothing is shown as "None".
-    success, score = o.get("success"), o.get("score")
-    result = [SUCCESS(lang) if success else NOT_SUCCESS(lang)] if _known(success, bool) else []
-    result += [SCORE(lang, score=f"{score:.2f}")] if _known(score, float) else []
-    head = (LATE_OUTCOME if o.get("late") else OUTCOME)(
-        lang, sop=escape(_name(o.get("sop"))), result=COUNT_SEPARATOR(lang).join(result)
+    result = [] if o.success is None else [SUCCESS(lang) if o.success else NOT_SUCCESS(lang)]
+    result += [] if o.score is None else [SCORE(lang, score=f"{o.score:.2f}")]
+    head = (LATE_OUTCOME if o.late else OUTCOME)(
+        lang, sop=escape(_name(o.sop)), result=COUNT_SEPARATOR(lang).join(result)
     )
-    counts = [
-        label(lang, n=_n(o[key])) for key, label in COUNT_LABELS.items() if _known(o.get(key), int)
-    ]
+    held = zip(COUNTS, (o.corrections, o.off_sop_turns, o.human_interventions), strict=True)
+    counts = [label(lang, n=_n(n)) for label, n in held if n is not None]
     shown = OUTCOME_COUNTS(lang, counts=COUNT_SEPARATOR(lang).join(counts)) if counts else ""
     console.print(f"[bold blue]{head}[/]{shown}")
-    # Outcomes recorded before failures existed have no such key.
-    failures = o.get("failures")
-    for failure in failures[:SHOWN_ITEMS] if isinstance(failures, list) else []:
+    for failure in o.failures[:SHOWN_ITEMS]:  # none in outcomes from before failures
         console.print(f"  [red]✗ {_clip(failure, session, language=lang)}[/]")
 
 
-def _known(value: object, kind: type) -> bool:
-    """Whether ``value`` is a ``kind`` (``float`` takes an int too; a bool is neither)."""
-    kinds = (int, float) if kind is float else (kind,)
-    return isinstance(value, kinds) and (kind is bool or not isinstance(value, bool))
-
-
-def _render_revision(console: Console, revision: Any, session: str, lang: Language) -> None:
+def _render_revision(
+    console: Console, revision: RevisionPayload, session: str, lang: Language
+) -> None:
     """The SOP version a run proposed (or published), with its edits."""
-    if isinstance(revision, dict):
-        ref, status = escape(_name(revision.get("sop"))), escape(_name(revision.get("status")))
-        if revision.get("reselected"):
-            console.print(f"[bold cyan]{ASKED_AGAIN(lang, ref=ref, status=status)}[/]")
-        elif "edits" in revision:
-            why = _clip(revision.get("why"), session, language=lang)
-            console.print(f"[bold cyan]{PROPOSED(lang, ref=ref, status=status, why=why)}[/]")
-        edits = revision.get("edits")
-        for edit in edits[:SHOWN_ITEMS] if isinstance(edits, list) else []:
-            console.print(f"  [dim]{_clip(edit, session)}[/]")
-        conflicts = revision.get("conflicts")
-        for line in conflicts[:SHOWN_ITEMS] if isinstance(conflicts, list) else []:
-            console.print(f"  [yellow]{_clip(line, session)}[/]")
-        notes = revision.get("notes")  # what became of the open draft it replaced
-        for line in notes[:SHOWN_ITEMS] if isinstance(notes, list) else []:
-            console.print(f"  [cyan]{_clip(line, session)}[/]")
+    ref, status = escape(_name(revision.sop)), escape(_name(revision.status))
+    if revision.reselected:
+        console.print(f"[bold cyan]{ASKED_AGAIN(lang, ref=ref, status=status)}[/]")
+    elif revision.edits is not None:
+        why = _clip(revision.why, session, language=lang)
+        console.print(f"[bold cyan]{PROPOSED(lang, ref=ref, status=status, why=why)}[/]")
+    for edit in (revision.edits or [])[:SHOWN_ITEMS]:
+        console.print(f"  [dim]{_clip(edit, session)}[/]")
+    for line in revision.conflicts[:SHOWN_ITEMS]:
+        console.print(f"  [yellow]{_clip(line, session)}[/]")
+    for line in revision.notes[:SHOWN_ITEMS]:  # what became of the open draft it replaced
+        console.print(f"  [cyan]{_clip(line, session)}[/]")

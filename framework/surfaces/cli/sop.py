@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -140,15 +140,26 @@ def diff(ctx: typer.Context, sop_id: str, v1: int, v2: int) -> None:
     _run(_settings(ctx), job)
 
 
+def _by(who: str) -> Any:
+    """The ``--by`` option of a command that records a person; :func:`_person` resolves it
+    (``who``: its help, what the person does)."""
+    return typer.Option("--by", help=f"{who} (default: your login name).")
+
+
 @app.command()
-def approve(ctx: typer.Context, ref: str, reviewer: Annotated[str, typer.Option("--by")]) -> None:
+def approve(
+    ctx: typer.Context,
+    ref: str,
+    reviewer: Annotated[str, typer.Option("--by", help="The reviewer who approves.")],
+) -> None:
     """Record a reviewer's approval of a draft (ID@VERSION)."""
 
     async def job(service: SopService) -> None:
-        chosen = await _ref(service, ref, required=True)
         from framework.sop import drafting  # loads the SOP service: only when the command runs
 
-        v = await drafting.approve(service, chosen.sop_id, chosen.version or 0, reviewer)
+        name = _named(reviewer, "--by")
+        chosen = await _ref(service, ref, required=True)
+        v = await drafting.approve(service, chosen.sop_id, chosen.version or 0, name)
         approved = ", ".join(a.reviewer for a in v.approvals)
         said = sop_tables.APPROVED_BY(labels_language(console), ref=v.ref, reviewers=approved)
         console.print(escape(said))
@@ -164,9 +175,7 @@ def publish(
     reviewers: Annotated[
         list[str] | None, typer.Option("--require", help="Reviewer who must have approved.")
     ] = None,
-    by: Annotated[
-        str | None, typer.Option("--by", help="Who publishes (default: your login name).")
-    ] = None,
+    by: Annotated[str | None, _by("Who publishes")] = None,
 ) -> None:
     """Publish a draft (ID@VERSION) once its reviewers approved: those recorded when it was
     proposed and every --require (nobody named: one approval by anyone). Over a published
@@ -174,12 +183,13 @@ def publish(
     goes to its change log."""
 
     async def job(service: SopService) -> None:
-        chosen = await _ref(service, ref, required=True)
-        before = await service.store.get(chosen.sop_id, chosen.version)
         from framework.sop import drafting
 
+        person, required = _person(by), [_named(r, "--require") for r in reviewers or []]
+        chosen = await _ref(service, ref, required=True)
+        before = await service.store.get(chosen.sop_id, chosen.version)
         v = await drafting.publish(
-            service, chosen.sop_id, chosen.version or 0, required=reviewers or [], by=_person(by)
+            service, chosen.sop_id, chosen.version or 0, required=required, by=person
         )
         language = labels_language(console)
         if before.status is Status.PUBLISHED:
@@ -223,23 +233,22 @@ def edit(
     reviewers: Annotated[
         list[str] | None, typer.Option("--reviewer", help="Who must approve it first.")
     ] = None,
-    by: Annotated[
-        str | None, typer.Option("--by", help="Who wrote it (default: your login name).")
-    ] = None,
+    by: Annotated[str | None, _by("Who wrote it")] = None,
 ) -> None:
     """Save an edit as the next version, a draft awaiting review: the rules of the server's
     edits (framework.sop.drafting): the scope stays, approvals are not written in the card,
     and an edit of a draft keeps the reviewers it awaited."""
 
     async def job(service: SopService) -> None:
+        from framework.sop.drafting import CLI, Edit, save_edit
+
         author = _person(by)
         if author is None:
             language = labels_language(console)
             raise InputError(NO_AUTHOR(language), field="--by", fix=NO_AUTHOR_FIX(language))
+        named = [_named(r, "--reviewer") for r in reviewers or []]
         text = card.read_text(encoding="utf-8") if card is not None else None
-        from framework.sop.drafting import Edit, save_edit
-
-        made = Edit(author, note, base, card=text, goal=goal, reviewers=reviewers or ())
+        made = Edit(author, note, base, card=text, goal=goal, reviewers=named, surface=CLI)
         v = await save_edit(service, sop_id, made)
         console.print(escape(SAVED_DRAFT(labels_language(console), ref=v.ref)))
         await sop_tables.print_waiting(service, v, console)
@@ -262,30 +271,36 @@ def deprecate(
     ctx: typer.Context,
     ref: str,
     reason: Annotated[str, typer.Option("--why")],
-    by: Annotated[
-        str | None, typer.Option("--by", help="Who retires it (default: your login name).")
-    ] = None,
+    by: Annotated[str | None, _by("Who retires it")] = None,
 ) -> None:
     """Deprecate a version (ID@VERSION); it stays for replay."""
 
     async def job(service: SopService) -> None:
+        person = _person(by)
         chosen = await _ref(service, ref, required=True)
-        v = await service.store.deprecate(
-            chosen.sop_id, chosen.version or 0, reason, by=_person(by)
-        )
+        v = await service.store.deprecate(chosen.sop_id, chosen.version or 0, reason, by=person)
         console.print(f"{v.ref} is {v.status}")
 
     _run(_settings(ctx), job, writes=True, command="sop deprecate")
 
 
 def _person(by: str | None) -> str | None:
-    """Who a publish or deprecation records: ``--by``, else the login name (None if unknown)."""
+    """Who a publish, deprecation or edit records: ``--by`` (checked as the server checks a
+    name), else the login name (None if unknown)."""
     if by is not None:
-        return by.strip() or None
+        return _named(by, "--by")
     try:
         return getpass.getuser()
     except (OSError, KeyError):  # no login name in this environment
         return None
+
+
+def _named(name: str, option: str) -> str:
+    """A person named by ``option``, trimmed; an empty or overlong name is refused with the
+    rule the server's bodies follow (:func:`framework.sop.drafting.person_named`)."""
+    from framework.sop.drafting import person_named
+
+    return person_named(name, field=option, language=labels_language(console))
 
 
 @app.command()
