@@ -1,13 +1,15 @@
-"""Shared fixtures: a fresh data folder per test, the repo as the project, no network."""
+"""Shared fixtures: a fresh data folder per test, the repo as the project, no network; the
+CLI in-process (``cli``) and `staffroom serve` as real processes (``start_server``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from cli_in_process import Cli, in_process_cli
 from paths import ROOT
+from serve_process import ServeProcess
 from stub_openai import StubOpenAI
 
 from framework import Settings, Staffroom
@@ -39,3 +41,23 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
     """``cli("run", "tech-article", ...)``: the ``staffroom`` command in this process, as a
     person sees it (see tests/cli_in_process.py)."""
     return in_process_cli(capsys, monkeypatch, ROOT)
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
+    """``start_server(*args, data=, env=, cwd=)``: `staffroom serve ARGS` as a real process,
+    ready (tests/serve_process.py); every server it started is stopped at the end of the
+    test. ``data`` defaults to tmp_path/data."""
+    started: list[ServeProcess] = []
+
+    def start(
+        *args: str, data: Path | None = None, env: dict[str, str] | None = None, cwd: Path = ROOT
+    ) -> ServeProcess:
+        log = tmp_path / f"serve-{len(started)}.log"
+        server = ServeProcess(data or tmp_path / "data", log, list(args), env or {}, cwd)
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        server.stop()

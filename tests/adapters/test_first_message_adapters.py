@@ -9,22 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from adapter_harness import ROOT, Served, config_file, serve
+from adapter_harness import ROOT, Served
 from fake_platform import FakePlatform
-from test_slack import SHARED_SECRET, message, send
+from test_slack import message, send, slack_server
 
 CONFIG = """\
-adapters:
-  slack:
-    signing_secret_env: TEST_SLACK_SIGNING_SECRET
-    bot_token: xoxb-shared
-    app_id: A0SHARED
-    bot_id: B0SHARED
-    bot_user_id: U0SHAREDBOT
-    api_url: {url}/api/
-    users: {{U0ALICE: author}}
+    users: {U0ALICE: author}
     groups:
-      C0LAUNCH: {{scenario: tech-article, mode: thread}}
+      C0LAUNCH: {scenario: tech-article, mode: thread}
 """
 TICKET = "Ticket #4411 from Acme Corp - checkout API returns HTTP 502."
 
@@ -33,10 +25,7 @@ TICKET = "Ticket #4411 from Acme Corp - checkout API returns HTTP 502."
 def slack(tmp_path: Path, project: Path, fake: FakePlatform) -> Iterator[Served]:
     shutil.copy(ROOT / "scenarios" / "tech_article.yaml", project / "scenarios")
     shutil.copytree(ROOT / "sop_library", project / "sop_library")
-    config = config_file(
-        tmp_path, CONFIG.format(url=fake.url), {"TEST_SLACK_SIGNING_SECRET": SHARED_SECRET}
-    )
-    with serve(project, tmp_path / "data", config) as served:
+    with slack_server(tmp_path, project, fake, CONFIG) as served:
         yield served
 
 

@@ -21,7 +21,7 @@ from adapter_harness import Served, config_file, serve
 from fake_platform import Call, FakePlatform, poll
 from stub_openai import StubOpenAI
 from test_feishu import deliver, event
-from test_slack import SHARED_SECRET, message, send
+from test_slack import message, send, slack_server
 
 ORDER = json.dumps({"corrections": [{"kind": "order", "step": 3, "before": 2}]})
 REMARK = "The review should come before the fix plan next time"
@@ -70,17 +70,9 @@ model: {{provider: openai, name: stub-model, base_url: "{url}", structured_outpu
 language: en
 """
 SLACK = """\
-adapters:
-  slack:
-    signing_secret_env: TEST_SLACK_SIGNING_SECRET
-    bot_token: xoxb-shared
-    app_id: A0SHARED
-    bot_id: B0SHARED
-    bot_user_id: U0SHAREDBOT
-    api_url: {url}/api/
-    users: {{U0ALICE: alice}}
+    users: {U0ALICE: alice}
     groups:
-      C0DESK: {{scenario: desk}}
+      C0DESK: {scenario: desk}
 """
 FEISHU = """\
 adapters:
@@ -119,9 +111,7 @@ def desk_project(project: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def slack(tmp_path: Path, desk_project: Path, fake: FakePlatform) -> Iterator[Served]:
-    env = {"TEST_SLACK_SIGNING_SECRET": SHARED_SECRET}
-    config = config_file(tmp_path, SLACK.format(url=fake.url), env)
-    with serve(desk_project, tmp_path / "data", config) as served:
+    with slack_server(tmp_path, desk_project, fake, SLACK) as served:
         yield served
 
 

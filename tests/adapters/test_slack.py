@@ -9,6 +9,7 @@ import hmac
 import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,7 @@ SHARED_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 ENGINEER_SECRET = "e3c1a9d0b7f24c6a8e5d2f1b0c9a8d7e"
 TEAM_ROOM = "room:slack-t0team1-c0launch"
 
-CONFIG = """\
-heartbeat: 15        # the server's own sections are left to it
-adapters:
+SLACK_APP = """\
   slack:
     signing_secret_env: TEST_SLACK_SIGNING_SECRET
     bot_token: xoxb-shared
@@ -30,6 +29,10 @@ adapters:
     bot_id: B0SHARED
     bot_user_id: U0SHAREDBOT
     api_url: {url}/api/
+"""
+"""The shared Slack app's section of server.yaml, before its own settings (``{url}``: the
+fake Slack's); its requests are signed with ``SHARED_SECRET``."""
+CONFIG = f"""\
     dm_employee: pm
     users: {{U0ALICE: alice, U0BOB: bob, B0RIVAL: rival}}
     employees:
@@ -37,7 +40,7 @@ adapters:
       engineer:
         user_id: U0ENG
         bot_token: xoxb-engineer
-        signing_secret: {engineer_secret}
+        signing_secret: {ENGINEER_SECRET}
         app_id: A0ENG
         bot_id: B0ENG
     groups:
@@ -46,11 +49,22 @@ adapters:
 """
 
 
-@pytest.fixture
-def slack(tmp_path: Path, project: Path, fake: FakePlatform) -> Iterator[Served]:
-    text = CONFIG.format(url=fake.url, engineer_secret=ENGINEER_SECRET)
+@contextmanager
+def slack_server(
+    tmp_path: Path, project: Path, fake: FakePlatform, settings: str, *, head: str = ""
+) -> Iterator[Served]:
+    """The server over ``project`` with the shared Slack app and its ``settings`` (users,
+    groups, ...), talking to ``fake``; ``head``: server.yaml's own sections before it."""
+    text = f"{head}adapters:\n{SLACK_APP.format(url=fake.url)}{settings}"
     config = config_file(tmp_path, text, {"TEST_SLACK_SIGNING_SECRET": SHARED_SECRET})
     with serve(project, tmp_path / "data", config) as served:
+        yield served
+
+
+@pytest.fixture
+def slack(tmp_path: Path, project: Path, fake: FakePlatform) -> Iterator[Served]:
+    head = "heartbeat: 15        # the server's own sections are left to it\n"
+    with slack_server(tmp_path, project, fake, CONFIG, head=head) as served:
         yield served
 
 

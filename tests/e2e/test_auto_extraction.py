@@ -7,17 +7,22 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cli_in_process import Cli
+from cli_in_process import Cli, CliResult
 from stub_openai import StubOpenAI
 
 REQUESTS = "帮我写灰度方案\n再补充回滚预案\n最后列一个上线检查清单\n"
 
 
-def script_work(stub: StubOpenAI, last: str) -> None:
-    """Three turns that each write a file and say so; the third says ``last``."""
+def dm_about_work(cli: Cli, stub: StubOpenAI, data: Path, last: str) -> tuple[str, CliResult]:
+    """alice asks engineer (on ``stub``) for three things in a DM; each turn writes a file and
+    says so, the third says ``last``. The ``--model`` it ran on, and what the DM printed."""
     for path, said in [("plan.md", "灰度方案写在 plan.md。"), ("rollback.md", "回滚预案写好了。")]:
         stub.tool_call("write_file", {"path": path, "content": f"# {path}\n"}).reply(said)
     stub.tool_call("write_file", {"path": "check.md", "content": "# check\n"}).reply(last)
+    model = f"openai:stub-model@{stub.base_url}"
+    chat = cli("dm", "engineer", "--user", "alice", "--model", model, data=data, stdin=REQUESTS)
+    assert chat.code == 0, chat.out + chat.err
+    return model, chat
 
 
 def logged(data: Path, kind: str) -> list[dict[str, Any]]:
@@ -28,11 +33,7 @@ def logged(data: Path, kind: str) -> list[dict[str, Any]]:
 
 def test_a_reported_done_task_is_proposed_as_a_draft_once(cli: Cli, tmp_path: Path) -> None:
     with StubOpenAI(default_text="好的。") as stub:
-        script_work(stub, "检查清单已写好。任务完成！")
-        model = f"openai:stub-model@{stub.base_url}"
-        chat = cli("dm", "engineer", "--user", "alice", "--model", model, data=tmp_path,
-                         stdin=REQUESTS)  # fmt: skip
-        assert chat.code == 0, chat.out + chat.err
+        model, chat = dm_about_work(cli, stub, tmp_path, "检查清单已写好。任务完成！")
         assert "◆ SOP draft engineer-practice@1 extracted" in chat.out
         approve = f"staffroom sop --data-dir {tmp_path} approve engineer-practice@1 --by NAME"
         assert approve in chat.out  # the hint carries the data folder: it runs as printed
@@ -55,11 +56,7 @@ def test_a_session_that_ends_after_work_proposes_a_draft_at_its_end(
     cli: Cli, tmp_path: Path
 ) -> None:
     with StubOpenAI(default_text="好的。") as stub:
-        script_work(stub, "检查清单写在 check.md，你看一下。")
-        model = f"openai:stub-model@{stub.base_url}"
-        chat = cli("dm", "engineer", "--user", "alice", "--model", model, data=tmp_path,
-                         stdin=REQUESTS)  # fmt: skip
-        assert chat.code == 0, chat.out + chat.err
+        model, chat = dm_about_work(cli, stub, tmp_path, "检查清单写在 check.md，你看一下。")
         assert "SOP draft" not in chat.out  # nobody said it was done
 
         closed = cli("close", "dm:alice@engineer", "--model", model, data=tmp_path)

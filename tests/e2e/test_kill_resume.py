@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 
-import yaml
 from cli_process import staffroom_argv
+from killed_runs import kill_when, read_events, slow_scenario
 from paths import ROOT
-
-
-def slow_scenario(tmp_path: Path) -> Path:
-    """The shipped scenario with a slow simulator, so a kill lands inside a turn."""
-    data = yaml.safe_load((ROOT / "scenarios" / "tech_article.yaml").read_text(encoding="utf-8"))
-    data["settings"]["model"] = {"provider": "simulated", "options": {"delay": 0.4}}
-    path = tmp_path / "slow_article.yaml"
-    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    return path
-
-
-def read_events(path: Path) -> list[dict[str, object]]:
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")
-    return [json.loads(line) for line in lines if line]
 
 
 def test_killed_room_resumes_without_lost_or_duplicated_events(tmp_path: Path) -> None:
@@ -50,24 +31,8 @@ def test_killed_room_resumes_without_lost_or_duplicated_events(tmp_path: Path) -
         str(ROOT),
         data=tmp_path / "data",
     )
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
     # Kill while the first employee is between its tool call and its message.
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        kinds = [e["kind"] for e in read_events(log)]
-        if "tool_result" in kinds:
-            break
-        time.sleep(0.01)
-    else:
-        proc.kill()
-        raise AssertionError(f"the room never reached a tool result: {proc.stderr}")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_when(argv, log, lambda events: any(e["kind"] == "tool_result" for e in events))
     before = read_events(log)
     assert not any(e["kind"] == "outcome" for e in before), "the kill should land mid-run"
 

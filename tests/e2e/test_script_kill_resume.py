@@ -3,38 +3,17 @@ every script line is stored once, as a human message, and every line is answered
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import subprocess
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
 from cli_in_process import Cli
 from cli_process import staffroom_argv
+from killed_runs import Event, kill_when, read_events, slow_scenario
 from paths import ROOT
 
 LINES = ["方向没问题，继续。", "@designer 图再简洁一点", "@pm 收尾"]
-Event = dict[str, object]
-
-
-def slow_scenario(tmp_path: Path) -> Path:
-    """The shipped scenario with a slow simulator, so a kill lands inside a turn."""
-    data = yaml.safe_load((ROOT / "scenarios" / "tech_article.yaml").read_text(encoding="utf-8"))
-    data["settings"]["model"] = {"provider": "simulated", "options": {"delay": 0.4}}
-    path = tmp_path / "slow_article.yaml"
-    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    return path
-
-
-def read_events(path: Path) -> list[Event]:
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")[:-1]  # never a line still being written
-    return [json.loads(line) for line in lines if line]
 
 
 def humans(events: list[Event]) -> list[Event]:
@@ -44,21 +23,6 @@ def humans(events: list[Event]) -> list[Event]:
 def _meta(event: Event) -> dict[str, object]:
     meta = event.get("meta")
     return meta if isinstance(meta, dict) else {}
-
-
-def kill_when(cmd: list[str], log: Path, reached: Callable[[list[Event]], bool]) -> None:
-    """Start ``cmd``, SIGKILL it as soon as the log shows ``reached``."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 90
-    while not reached(read_events(log)):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            _, err = proc.communicate()
-            raise AssertionError(f"the run never got there: {err.decode()[-2000:]}")
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
 
 
 def test_a_script_killed_at_several_points_posts_each_line_once(tmp_path: Path) -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 from datetime import date
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
+from at_once import run_at_once
 
 from framework.errors import InputError
 from framework.knowledge.tracker_items import Reflection, Task, next_due
@@ -283,15 +283,7 @@ def add_tasks(root: str, worker: int, go: Event) -> None:
 
 
 def test_processes_adding_at_once_lose_nothing_and_make_no_twins(tmp_path: Path) -> None:
-    ctx = multiprocessing.get_context("spawn")
-    go = ctx.Event()
-    procs = [ctx.Process(target=add_tasks, args=(str(tmp_path), w, go)) for w in range(WORKERS)]
-    for proc in procs:
-        proc.start()
-    go.set()
-    for proc in procs:
-        proc.join(timeout=120)
-        assert proc.exitcode == 0
+    run_at_once(add_tasks, str(tmp_path), WORKERS)
 
     tasks = trackers(tmp_path).tasks("pm")
     own = {f"task {w}-{n}" for w in range(WORKERS) for n in range(PER_WORKER)}

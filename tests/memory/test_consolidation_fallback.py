@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from cli_process import staffroom_process
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from stub_openai import StubOpenAI
 
-from framework import Event, EventKind, Settings, Staffroom
+from framework import Event, EventKind, Room, Settings, Staffroom
+from framework.memory.consolidation import ConsolidationReport
 from framework.models import ScriptedChatModel
 from framework.models.factory import ModelFactory
 from framework.specs.model_spec import ModelSpec
@@ -51,6 +54,30 @@ async def chat_with_the_simulator(settings: Settings, posts: int = 11) -> None:
             await drain(dm.post(f"问题 {i}：灰度怎么做？", author="alice"))
 
 
+@dataclass(frozen=True)
+class Consolidated:
+    """A DM consolidated by its employee's model: the open Staffroom, the DM, the report and
+    the model (its calls are the prompts)."""
+
+    staff: Staffroom
+    dm: Room
+    report: ConsolidationReport
+    model: ScriptedChatModel
+
+
+@asynccontextmanager
+async def consolidated_by_pm(settings: Settings, *answers: str) -> AsyncIterator[Consolidated]:
+    """dm:alice@pm, 11 messages pm's scripted model answers with "好的。", then consolidated
+    in the foreground, the model answering the consolidation prompts with ``answers``."""
+    model = ScriptedChatModel(replies=["好的。"] * 11 + list(answers))
+    opened = await Staffroom.open(settings=foreground(settings), model_factory=only_pm(model))
+    async with opened as staff:
+        dm = await staff.dm("pm", "alice")
+        for i in range(11):
+            await drain(dm.post(f"消息 {i}", author="alice"))
+        yield Consolidated(staff, dm, await dm.consolidate(), model)
+
+
 def fallbacks(events: list[Event]) -> list[dict[str, str]]:
     return [e.content for e in events if e.kind == EventKind.FALLBACK]
 
@@ -58,16 +85,11 @@ def fallbacks(events: list[Event]) -> list[dict[str, str]]:
 async def test_unusable_answers_fall_back_to_extractive_and_say_so_everywhere(
     settings: Settings,
 ) -> None:
-    model = ScriptedChatModel(replies=["好的。"] * 11 + [HTML, RUSSIAN])
-    settings = foreground(settings)
-    async with await Staffroom.open(settings=settings, model_factory=only_pm(model)) as staff:
-        dm = await staff.dm("pm", "alice")
-        for i in range(11):
-            await drain(dm.post(f"消息 {i}", author="alice"))
-        report = await dm.consolidate()
-        label = dm.model_labels["pm"]
-        lines = staff.memory.history(dm.key).lines()
-        events = dm.history()
+    async with consolidated_by_pm(settings, HTML, RUSSIAN) as done:
+        report, model = done.report, done.model
+        label = done.dm.model_labels["pm"]
+        lines = done.staff.memory.history(done.dm.key).lines()
+        events = done.dm.history()
     reason = f"model answer unusable: not JSON ('{RUSSIAN[:39]}…')"
     assert report.batches == 1 and report.summarised_by == label
     assert report.fallbacks == [reason] and report.call_failed is False
@@ -86,29 +108,19 @@ async def test_unusable_answers_fall_back_to_extractive_and_say_so_everywhere(
 
 
 async def test_a_bad_answer_then_a_good_one_uses_the_model(settings: Settings) -> None:
-    model = ScriptedChatModel(replies=["好的。"] * 11 + ['{"history": "one line"}', SUMMARY])
-    settings = foreground(settings)
-    async with await Staffroom.open(settings=settings, model_factory=only_pm(model)) as staff:
-        dm = await staff.dm("pm", "alice")
-        for i in range(11):
-            await drain(dm.post(f"消息 {i}", author="alice"))
-        report = await dm.consolidate()
-        assert staff.memory.history(dm.key).lines()[0].endswith("alice 问了灰度方案")
-        assert report.fallbacks == [] and fallbacks(dm.history()) == []
-    assert "history: Input should be a valid list" in str(model.calls[-1][-1].content)
+    async with consolidated_by_pm(settings, '{"history": "one line"}', SUMMARY) as done:
+        lines = done.staff.memory.history(done.dm.key).lines()
+        assert lines[0].endswith("alice 问了灰度方案")
+        assert done.report.fallbacks == [] and fallbacks(done.dm.history()) == []
+    assert "history: Input should be a valid list" in str(done.model.calls[-1][-1].content)
 
 
 async def test_a_copied_example_or_punctuation_is_not_a_summary(settings: Settings) -> None:
     copied = '{"history": ["<who asked what; what was decided>"]}'  # small models do this
-    model = ScriptedChatModel(replies=["好的。"] * 11 + [copied, '{"history": ["]["]}'])
-    settings = foreground(settings)
-    async with await Staffroom.open(settings=settings, model_factory=only_pm(model)) as staff:
-        dm = await staff.dm("pm", "alice")
-        for i in range(11):
-            await drain(dm.post(f"消息 {i}", author="alice"))
-        report = await dm.consolidate()
-    assert "repeats the example" in str(model.calls[-1][-1].content)
-    assert report.fallbacks == ["model answer unusable: history has no line with words in it"]
+    async with consolidated_by_pm(settings, copied, '{"history": ["]["]}') as done:
+        assert "repeats the example" in str(done.model.calls[-1][-1].content)
+        reason = "model answer unusable: history has no line with words in it"
+        assert done.report.fallbacks == [reason]
 
 
 async def test_the_simulator_is_the_offline_path_not_a_fallback(settings: Settings) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 from multiprocessing.synchronize import Event
 from pathlib import Path
+
+from at_once import run_at_once
 
 from framework.memory.memory_file import MemoryFile
 
@@ -26,15 +27,7 @@ def add_entries(path: str, worker: int, go: Event) -> None:
 
 def test_four_processes_adding_at_once_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "memory" / "pm" / "alice" / "MEMORY.md"
-    ctx = multiprocessing.get_context("spawn")
-    go = ctx.Event()
-    procs = [ctx.Process(target=add_entries, args=(str(path), w, go)) for w in range(WORKERS)]
-    for proc in procs:
-        proc.start()
-    go.set()
-    for proc in procs:
-        proc.join(timeout=120)
-        assert proc.exitcode == 0
+    run_at_once(add_entries, str(path), WORKERS)
 
     facts = MemoryFile(path, cap=CAP).read().sections["facts"]
     expected = {entry(w, n) for w in range(WORKERS) for n in range(PER_WORKER)}

@@ -5,8 +5,6 @@ webhooks, restarts and fuzzing. Models are the offline simulator (a test double)
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,17 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from server_harness import (
-    CONFIG,
-    ROOT,
-    SUPPORT,
-    SUPPORT_ENV,
-    TOKENS,
-    ServerProcess,
-    bearer,
-    serve_argv,
-    wait_until,
-)
+from cli_in_process import CliResult
+from cli_process import staffroom_process
+from paths import ROOT
+from serve_process import wait_until
+from server_harness import CONFIG, SUPPORT, SUPPORT_ENV, TOKENS, bearer
 
 from framework import Settings, Staffroom
 from framework.serving.gateway import Gateway
@@ -71,37 +63,14 @@ async def api(tmp_path: Path, server_yaml: Path) -> AsyncIterator[httpx.AsyncCli
 
 
 @pytest.fixture
-def run_serve() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """``run_serve(*args, env=...)``: `staffroom serve ARGS` expected to refuse to start."""
+def run_serve() -> Callable[..., CliResult]:
+    """``run_serve(*args, env=...)``: `staffroom serve ARGS` expected to refuse to start (a
+    real process: the refusal comes before the port is bound)."""
 
-    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*serve_argv(), *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env={**os.environ, **(env or {})},
-        )
+    def run(*args: str, env: dict[str, str] | None = None) -> CliResult:
+        return staffroom_process("serve", *args, env=env)
 
     return run
-
-
-@pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
-    """Start servers (stopped at the end of the test): ``start_server(*args, env=, cwd=)``."""
-    started: list[ServerProcess] = []
-
-    def start(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> ServerProcess:
-        log = tmp_path / f"serve-{len(started)}.log"
-        server = ServerProcess(list(args), log, env or {}, cwd)
-        started.append(server)
-        return server.start()
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 @dataclass

@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import pytest
 from fake_platform import FakePlatform
-from paths import ROOT
-from server_harness import ADMIN, CONFIG, SUPPORT, SUPPORT_ENV, ServerProcess, wait_until
+from serve_process import ServeProcess, wait_until
+from server_harness import ADMIN, CONFIG, configured_server
 
 from framework.surfaces.server.limits import MESSAGE_CHARS
 
@@ -57,15 +57,10 @@ def fake() -> Iterator[FakePlatform]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, fake: FakePlatform) -> Iterator[ServerProcess]:
+def server(tmp_path_factory: pytest.TempPathFactory, fake: FakePlatform) -> Iterator[ServeProcess]:
     folder = tmp_path_factory.mktemp("callbacks")
-    config = folder / "server.yaml"
-    config.write_text(CONFIG + ADAPTERS.format(url=fake.url), encoding="utf-8")
-    args = ["--config", str(config), "--data-dir", str(folder / "data"), "--project", str(ROOT)]
-    started = ServerProcess(args, folder / "serve.log", {SUPPORT_ENV: SUPPORT}).start()
-    yield started
-    started.stop()
-    assert "Traceback" not in started.log()
+    with configured_server(folder, CONFIG + ADAPTERS.format(url=fake.url)) as started:
+        yield started
 
 
 def slack_signed(body: bytes, *, secret: str = SLACK_SECRET) -> dict[str, str]:
@@ -113,7 +108,7 @@ def local_port(response: httpx.Response) -> int:
 
 
 def refused(
-    server: ServerProcess, path: str, body: bytes, headers: dict[str, str]
+    server: ServeProcess, path: str, body: bytes, headers: dict[str, str]
 ) -> dict[str, Any]:
     """Post ``body``, then ask /api/health on the same client: the refusal is a 400 or 401 in
     the JSON error shape, and the second request goes over the same connection."""
@@ -129,7 +124,7 @@ def refused(
     return {"status": answer.status_code, **error}
 
 
-def said_by_alice(server: ServerProcess, chat: str) -> str:
+def said_by_alice(server: ServeProcess, chat: str) -> str:
     """What alice said in the Feishu chat ``chat``'s room, read over the API (once the room
     has stored it)."""
     url = f"{server.url}/api/sessions/room:feishu-{chat}/history?limit=1000"
@@ -148,7 +143,7 @@ def said_by_alice(server: ServerProcess, chat: str) -> str:
 
 
 def test_malformed_feishu_bodies_are_refused_without_a_credential(
-    server: ServerProcess,
+    server: ServeProcess,
 ) -> None:
     cases = {
         "header a string": b'{"header":"x"}',
@@ -168,7 +163,7 @@ def test_malformed_feishu_bodies_are_refused_without_a_credential(
     assert "Traceback" not in server.log()
 
 
-def test_a_signed_feishu_post_of_the_wrong_shape_is_400(server: ServerProcess) -> None:
+def test_a_signed_feishu_post_of_the_wrong_shape_is_400(server: ServeProcess) -> None:
     body = feishu_message("om_bad_post", "post", {"title": "Plan", "content": 5})
     error = refused(server, "/adapters/feishu/events", body, feishu_signed(body))
     assert error["status"] == 400 and error["field"] == "event.message.content.content"
@@ -178,7 +173,7 @@ def test_a_signed_feishu_post_of_the_wrong_shape_is_400(server: ServerProcess) -
     assert "Traceback" not in server.log()
 
 
-def test_a_slack_body_that_is_not_utf8_is_checked_then_refused(server: ServerProcess) -> None:
+def test_a_slack_body_that_is_not_utf8_is_checked_then_refused(server: ServeProcess) -> None:
     body = b'{"type": "event_callback", "text": "\xff\xfe"}'
     wrong = refused(server, "/adapters/slack/events", body, slack_signed(body, secret="guess"))
     assert wrong["status"] == 401 and wrong["field"] == "X-Slack-Signature"
@@ -190,7 +185,7 @@ def test_a_slack_body_that_is_not_utf8_is_checked_then_refused(server: ServerPro
 
 
 def test_a_mention_with_an_empty_key_does_not_multiply_the_text(
-    server: ServerProcess, fake: FakePlatform
+    server: ServeProcess, fake: FakePlatform
 ) -> None:
     words = "@_user_1 please review the launch plan before Friday. " * 16  # 880 characters
     mentions = [
@@ -208,7 +203,7 @@ def test_a_mention_with_an_empty_key_does_not_multiply_the_text(
     assert stored == words.replace("@_user_1", "@alice").strip()
 
 
-def test_a_message_that_expands_past_the_cap_is_cut_with_a_note(server: ServerProcess) -> None:
+def test_a_message_that_expands_past_the_cap_is_cut_with_a_note(server: ServeProcess) -> None:
     name = "a-rather-long-display-name-" * 4  # 108 characters for an 8-character placeholder
     mentions = [{"key": "@_user_1", "id": {"open_id": "ou_long"}, "name": name}]
     words = "@_user_1 " * 2000  # 18 kB of text; 218,000 characters once expanded
@@ -225,7 +220,7 @@ def test_a_message_that_expands_past_the_cap_is_cut_with_a_note(server: ServerPr
 
 
 def test_a_dm_from_an_id_no_session_can_hold_is_answered_and_not_retried(
-    server: ServerProcess,
+    server: ServeProcess,
 ) -> None:
     """Signed by Feishu, so a 4xx would only make Feishu send it again, forever: the answer
     is 200 ``invalid`` with the reason, like every message a room refuses."""

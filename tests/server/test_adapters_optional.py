@@ -6,12 +6,12 @@ lacks them) their routes are absent and the log and the API docs say so."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from server_harness import ServerProcess
+from cli_in_process import CliResult
+from serve_process import ServeProcess
 
 WITHOUT_THE_EXTRA = """\
 import importlib.abc
@@ -39,7 +39,7 @@ def no_extra(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
     return {**env, "PYTHONPATH": path}
 
 
-def adapter_paths(server: ServerProcess) -> list[str]:
+def adapter_paths(server: ServeProcess) -> list[str]:
     paths = httpx.get(f"{server.url}/openapi.json", timeout=30).json()["paths"]
     return sorted(p for p in paths if p.startswith("/adapters/"))
 
@@ -47,11 +47,11 @@ def adapter_paths(server: ServerProcess) -> list[str]:
 def test_without_the_extra_the_adapter_routes_are_absent_and_said_so(
     tmp_path: Path,
     server_yaml: Path,
-    start_server: Callable[..., ServerProcess],
+    start_server: Callable[..., ServeProcess],
     support_env: dict[str, str],
 ) -> None:
     env = no_extra(tmp_path, support_env)
-    server = start_server("--config", str(server_yaml), "--data-dir", str(tmp_path / "d"), env=env)
+    server = start_server("--config", str(server_yaml), data=tmp_path / "d", env=env)
     assert adapter_paths(server) == []
     document = httpx.get(f"{server.url}/openapi.json", timeout=30).json()
     assert NOT_SERVED in document["info"]["description"]
@@ -65,7 +65,7 @@ def test_without_the_extra_the_adapter_routes_are_absent_and_said_so(
 def test_a_config_asking_for_adapters_without_the_extra_is_refused(
     tmp_path: Path,
     server_yaml: Path,
-    run_serve: Callable[..., subprocess.CompletedProcess[str]],
+    run_serve: Callable[..., CliResult],
     support_env: dict[str, str],
 ) -> None:
     config = tmp_path / "with-adapters.yaml"
@@ -75,8 +75,8 @@ def test_a_config_asking_for_adapters_without_the_extra_is_refused(
     done = run_serve(
         "--config", str(config), "--data-dir", data, env=no_extra(tmp_path, support_env)
     )
-    assert done.returncode == 2
-    said = " ".join(done.stderr.split())
+    assert done.code == 2
+    said = " ".join(done.err.split())
     assert "the adapters section needs the adapters extra" in said
     assert "pip install 'staffroom[adapters]'" in said
 
@@ -84,11 +84,10 @@ def test_a_config_asking_for_adapters_without_the_extra_is_refused(
 def test_with_the_extra_the_adapter_routes_are_mounted(
     tmp_path: Path,
     server_yaml: Path,
-    start_server: Callable[..., ServerProcess],
+    start_server: Callable[..., ServeProcess],
     support_env: dict[str, str],
 ) -> None:
-    args = ("--config", str(server_yaml), "--data-dir", str(tmp_path / "d"))
-    server = start_server(*args, env=support_env)
+    server = start_server("--config", str(server_yaml), data=tmp_path / "d", env=support_env)
     assert adapter_paths(server) == ["/adapters/feishu/events", "/adapters/slack/events"]
     # Mounted, with no platform configured: the adapter answers and says how to add one.
     answer = httpx.post(f"{server.url}/adapters/slack/events", content=b"{}", timeout=30)

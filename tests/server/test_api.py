@@ -314,8 +314,7 @@ def test_an_idempotency_key_is_remembered_across_a_restart(
     until: Any,
     auth: Auth,
 ) -> None:
-    args = ("--config", str(server_yaml), "--data-dir", str(tmp_path / "data"))
-    args += ("--project", str(ROOT))
+    args = ("--config", str(server_yaml), "--project", str(ROOT))  # the same data folder
     headers = auth("admin")
     room = "/api/sessions/room%3Asupport-1"
     body = {"author": "author", "text": "继续"}
@@ -349,9 +348,9 @@ def test_a_bad_config_file_is_one_error_with_its_line(tmp_path: Path, run_serve:
     bad = tmp_path / "server.yaml"
     bad.write_text("tokens:\n  - name: bot\n    secret: short\n    operations: [read]\n", "utf-8")
     done = run_serve("--config", str(bad), "--data-dir", str(tmp_path / "data"))
-    assert done.returncode == 2
-    assert f"{bad}:3 tokens[0].secret" in done.stderr and "fix:" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.code == 2
+    assert f"{bad}:3 tokens[0].secret" in done.err and "fix:" in done.err
+    assert "Traceback" not in done.err
 
     unknown_op = tmp_path / "ops.yaml"
     unknown_op.write_text(
@@ -359,7 +358,7 @@ def test_a_bad_config_file_is_one_error_with_its_line(tmp_path: Path, run_serve:
         "utf-8",
     )
     done = run_serve("--config", str(unknown_op), "--data-dir", str(tmp_path / "data"))
-    assert done.returncode == 2 and f"{unknown_op}:4" in done.stderr and "dance" in done.stderr
+    assert done.code == 2 and f"{unknown_op}:4" in done.err and "dance" in done.err
 
 
 def test_a_port_in_use_is_one_clear_error(tmp_path: Path, run_serve: Any) -> None:
@@ -368,9 +367,9 @@ def test_a_port_in_use_is_one_clear_error(tmp_path: Path, run_serve: Any) -> Non
         taken.listen(1)
         port = taken.getsockname()[1]
         done = run_serve("--no-auth", "--port", str(port), "--data-dir", str(tmp_path / "data"))
-    assert done.returncode == 2
-    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.code == 2
+    assert f"port {port} on 127.0.0.1 is already in use" in done.err
+    assert "Traceback" not in done.err
 
 
 def test_an_app_from_the_project_opens_and_closes_everything_itself(tmp_path: Path) -> None:

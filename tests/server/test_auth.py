@@ -146,8 +146,8 @@ def test_scope_patterns_are_globs_over_whole_keys() -> None:
 
 def test_a_server_with_no_tokens_refuses_to_start(tmp_path: Path, run_serve: Any) -> None:
     done = run_serve("--data-dir", str(tmp_path / "data"), env={"STAFFROOM_TOKEN": ""})
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "no tokens are configured" in done.stderr and "--no-auth" in done.stderr
+    assert done.code == 2 and "Traceback" not in done.err
+    assert "no tokens are configured" in done.err and "--no-auth" in done.err
 
 
 def test_no_auth_binds_only_to_loopback(tmp_path: Path, run_serve: Any) -> None:
@@ -159,14 +159,12 @@ def test_no_auth_binds_only_to_loopback(tmp_path: Path, run_serve: Any) -> None:
         str(tmp_path / "data"),
         env={"STAFFROOM_TOKEN": ""},
     )
-    assert done.returncode == 2 and "binds only to 127.0.0.1" in done.stderr
+    assert done.code == 2 and "binds only to 127.0.0.1" in done.err
 
 
-def test_no_auth_on_loopback_serves_without_a_token(tmp_path: Path, start_server: Any) -> None:
+def test_no_auth_on_loopback_serves_without_a_token(start_server: Any) -> None:
     server = start_server(
         "--no-auth",
-        "--data-dir",
-        str(tmp_path / "data"),
         "--project",
         str(ROOT),
         env={"STAFFROOM_TOKEN": ""},
@@ -176,11 +174,9 @@ def test_no_auth_on_loopback_serves_without_a_token(tmp_path: Path, start_server
     assert server.url.startswith("http://127.0.0.1:")
 
 
-def test_the_environment_token_serves_a_real_process(tmp_path: Path, start_server: Any) -> None:
+def test_the_environment_token_serves_a_real_process(start_server: Any) -> None:
     secret = "env-secret-0123456789abcdef"
     server = start_server(
-        "--data-dir",
-        str(tmp_path / "data"),
         "--project",
         str(ROOT),
         env={"STAFFROOM_TOKEN": secret},

@@ -51,8 +51,6 @@ def test_fuzzing_the_openapi_document_finds_no_server_error(
     server = start_server(
         "--config",
         str(config),
-        "--data-dir",
-        str(tmp_path / "data"),
         "--project",
         str(ROOT),
         env=support_env,

@@ -22,7 +22,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from paths import ROOT
-from server_harness import ADMIN, CONFIG, READER, SUPPORT, SUPPORT_ENV, ServerProcess
+from serve_process import ServeProcess
+from server_harness import ADMIN, CONFIG, READER, configured_server
 
 from framework.surfaces.server.limits import MESSAGE_CHARS, BodyLimits
 
@@ -49,25 +50,20 @@ def bearer(token: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     """A server with tight limits, the conftest's tokens and an alice-only SOP writer."""
     folder = tmp_path_factory.mktemp("hostile")
-    config = folder / "server.yaml"
     tokens = CONFIG.replace("tokens:\n", "tokens:\n" + ALICE_SOP)
-    config.write_text(tokens + LIMITS, encoding="utf-8")
-    args = ["--config", str(config), "--data-dir", str(folder / "data"), "--project", str(ROOT)]
-    started = ServerProcess(args, folder / "serve.log", {SUPPORT_ENV: SUPPORT}).start()
-    yield started
-    started.stop()
-    assert "Traceback" not in started.log()
+    with configured_server(folder, tokens + LIMITS) as started:
+        yield started
 
 
-def address(server: ServerProcess) -> tuple[str, int]:
+def address(server: ServeProcess) -> tuple[str, int]:
     parts = urlsplit(server.url)
     return parts.hostname or "127.0.0.1", parts.port or 80
 
 
-def connect(server: ServerProcess) -> socket.socket:
+def connect(server: ServeProcess) -> socket.socket:
     sock = socket.create_connection(address(server), timeout=15)
     return sock
 
@@ -104,7 +100,7 @@ def read_response(sock: socket.socket, seconds: float = 15) -> tuple[int, dict[s
     return status, headers, json.loads(body) if body else None
 
 
-def request_head(server: ServerProcess, method: str, path: str, headers: dict[str, str]) -> bytes:
+def request_head(server: ServeProcess, method: str, path: str, headers: dict[str, str]) -> bytes:
     host, port = address(server)
     lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
@@ -114,7 +110,7 @@ def request_head(server: ServerProcess, method: str, path: str, headers: dict[st
 POST_PATH = "/api/sessions/room%3Ax/messages"
 
 
-def test_no_token_is_401_before_a_200_mb_body_is_read(server: ServerProcess) -> None:
+def test_no_token_is_401_before_a_200_mb_body_is_read(server: ServeProcess) -> None:
     with connect(server) as sock:
         # Only the headers are sent: a server that reads the body first never answers.
         sock.sendall(request_head(server, "POST", POST_PATH, {"Content-Length": "200000000"}))
@@ -123,7 +119,7 @@ def test_no_token_is_401_before_a_200_mb_body_is_read(server: ServerProcess) -> 
     assert headers["connection"] == "close"
 
 
-def test_a_chunked_body_without_a_token_is_refused_at_once(server: ServerProcess) -> None:
+def test_a_chunked_body_without_a_token_is_refused_at_once(server: ServeProcess) -> None:
     with connect(server) as sock:
         head = request_head(
             server, "POST", POST_PATH, {"Transfer-Encoding": "chunked", **bearer("wrong" * 5)}
@@ -133,7 +129,7 @@ def test_a_chunked_body_without_a_token_is_refused_at_once(server: ServerProcess
     assert status == 401 and "unknown bearer token" in body["error"]["message"]
 
 
-def test_a_declared_length_over_the_cap_is_413_before_reading(server: ServerProcess) -> None:
+def test_a_declared_length_over_the_cap_is_413_before_reading(server: ServeProcess) -> None:
     cap = BodyLimits().messages
     with connect(server) as sock:
         sock.sendall(
@@ -146,7 +142,7 @@ def test_a_declared_length_over_the_cap_is_413_before_reading(server: ServerProc
     assert f"{cap:,}" in body["error"]["message"] and headers["connection"] == "close"
 
 
-def test_a_streamed_body_is_counted_not_trusted(server: ServerProcess) -> None:
+def test_a_streamed_body_is_counted_not_trusted(server: ServeProcess) -> None:
     """Chunked, so no length to trust: the server stops it once it passes the cap, and the
     client still reads the 413 though it was sending (the server closes lingering)."""
     cap = BodyLimits().messages
@@ -168,7 +164,7 @@ def test_a_streamed_body_is_counted_not_trusted(server: ServerProcess) -> None:
     assert status == 413 and body["error"]["type"] == "too_large" and sent > cap // 2
 
 
-def test_the_largest_valid_message_is_not_refused_for_its_size(server: ServerProcess) -> None:
+def test_the_largest_valid_message_is_not_refused_for_its_size(server: ServeProcess) -> None:
     """100,000 characters outside the BMP, each escaped as a surrogate pair: 1.2 MB of JSON."""
     with httpx.Client(base_url=server.url, timeout=60) as client:
         opened = client.put(
@@ -186,7 +182,7 @@ def test_the_largest_valid_message_is_not_refused_for_its_size(server: ServerPro
         assert refused.status_code == 422 and refused.json()["error"]["field"] == "text"
 
 
-def test_a_slow_body_is_408(server: ServerProcess) -> None:
+def test_a_slow_body_is_408(server: ServeProcess) -> None:
     with connect(server) as sock:
         head = request_head(server, "POST", POST_PATH, {"Content-Length": "100", **bearer(ADMIN)})
         sock.sendall(head + b'{"text": ')  # then nothing, past body_timeout (2 s)
@@ -194,7 +190,7 @@ def test_a_slow_body_is_408(server: ServerProcess) -> None:
     assert status == 408 and body["error"]["type"] == "request_timeout"
 
 
-def test_slow_headers_are_cut_off(server: ServerProcess) -> None:
+def test_slow_headers_are_cut_off(server: ServeProcess) -> None:
     with connect(server) as sock:
         sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
         started = time.monotonic()
@@ -204,7 +200,7 @@ def test_slow_headers_are_cut_off(server: ServerProcess) -> None:
     assert waited < 14  # header_timeout is 2 s: cut off, not held until our own timeout
 
 
-def test_a_one_megabyte_header_is_a_json_431(server: ServerProcess) -> None:
+def test_a_one_megabyte_header_is_a_json_431(server: ServeProcess) -> None:
     with connect(server) as sock:
         head = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
         # The server stops reading early: its answer is still there to read.
@@ -214,7 +210,7 @@ def test_a_one_megabyte_header_is_a_json_431(server: ServerProcess) -> None:
     assert status == 431 and body["error"]["type"] == "headers_too_large"
 
 
-def test_a_malformed_request_line_is_a_json_400(server: ServerProcess) -> None:
+def test_a_malformed_request_line_is_a_json_400(server: ServeProcess) -> None:
     with connect(server) as sock:
         sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
         status, headers, body = read_response(sock)
@@ -222,7 +218,7 @@ def test_a_malformed_request_line_is_a_json_400(server: ServerProcess) -> None:
     assert headers["content-type"] == "application/json"
 
 
-def test_connections_past_the_ceiling_get_a_json_503(server: ServerProcess) -> None:
+def test_connections_past_the_ceiling_get_a_json_503(server: ServeProcess) -> None:
     held = [connect(server) for _ in range(12)]  # max_connections: 12
     try:
         for sock in held:  # each half a request, so none is answered and closed meanwhile
@@ -237,7 +233,7 @@ def test_connections_past_the_ceiling_get_a_json_503(server: ServerProcess) -> N
 
 
 def test_streams_past_the_token_and_server_ceilings_get_429_and_503(
-    server: ServerProcess, until: Callable[..., Any]
+    server: ServeProcess, until: Callable[..., Any]
 ) -> None:
     events = "/api/sessions/room%3Astreams/events"
     with httpx.Client(base_url=server.url, timeout=httpx.Timeout(30, read=30)) as client:
@@ -269,7 +265,7 @@ def _two_streams_open(client: httpx.Client, path: str) -> bool:
 
 
 def test_deprecate_and_publish_record_only_a_person_the_token_acts_for(
-    server: ServerProcess,
+    server: ServeProcess,
 ) -> None:
     sop = "/api/sops/tech-article"
     with httpx.Client(base_url=server.url, timeout=60) as client:
@@ -306,7 +302,7 @@ def test_deprecate_and_publish_record_only_a_person_the_token_acts_for(
         assert retired.json()["change_log"][-1]["by"] == "alice"
 
 
-def test_no_server_path_reaches_an_answer(server: ServerProcess, until: Callable[..., Any]) -> None:
+def test_no_server_path_reaches_an_answer(server: ServeProcess, until: Callable[..., Any]) -> None:
     with httpx.Client(base_url=server.url, timeout=60) as client:
         unknown = client.put(
             "/api/rooms/nowhere", json={"scenario": "no-such-scenario"}, headers=bearer(ADMIN)
@@ -329,7 +325,7 @@ def test_no_server_path_reaches_an_answer(server: ServerProcess, until: Callable
 
 
 @pytest.fixture(scope="module")
-def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     """A `--no-auth` try-out server whose working directory holds a secret and a rogue
     scenario, as a careless operator's might."""
     folder = tmp_path_factory.mktemp("local")
@@ -338,14 +334,14 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     (folder / "rogue.yaml").write_text(
         rogue.replace("id: tech-article", "id: rogue"), encoding="utf-8"
     )
-    args = ["--no-auth", "--data-dir", str(folder / "data"), "--project", str(ROOT)]
-    started = ServerProcess(args, folder / "serve.log", {"STAFFROOM_TOKEN": ""}, folder).start()
-    yield started
-    started.stop()
+    args = ["--no-auth", "--project", str(ROOT)]
+    env = {"STAFFROOM_TOKEN": ""}
+    with ServeProcess(folder / "data", folder / "serve.log", args, env, folder) as started:
+        yield started
 
 
 @pytest.mark.parametrize("name", ["openai_key.txt", "rogue.yaml", "server.yaml", "missing.yaml"])
-def test_a_scenario_name_never_reads_a_file(local: ServerProcess, name: str) -> None:
+def test_a_scenario_name_never_reads_a_file(local: ServeProcess, name: str) -> None:
     answer = httpx.put(f"{local.url}/api/rooms/x-{len(name)}", json={"scenario": name}, timeout=60)
     assert answer.status_code in (404, 422), answer.text
     text = answer.text
@@ -354,7 +350,7 @@ def test_a_scenario_name_never_reads_a_file(local: ServerProcess, name: str) -> 
     assert answer.json()["error"]["type"] in ("unknown_name", "invalid_request")
 
 
-def test_no_auth_answers_only_to_loopback_host_names(local: ServerProcess) -> None:
+def test_no_auth_answers_only_to_loopback_host_names(local: ServeProcess) -> None:
     port = urlsplit(local.url).port
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}"):
         ok = httpx.get(f"{local.url}/api/scenarios", headers={"Host": host}, timeout=30)
@@ -365,7 +361,7 @@ def test_no_auth_answers_only_to_loopback_host_names(local: ServerProcess) -> No
         assert refused.json()["error"]["type"] in ("bad_host", "malformed_request")
 
 
-def test_no_auth_refuses_changes_from_another_origin(local: ServerProcess) -> None:
+def test_no_auth_refuses_changes_from_another_origin(local: ServeProcess) -> None:
     body = {"scenario": "tech-article"}
     port = urlsplit(local.url).port
     for origin in ("http://evil.example", "null", f"http://localhost:{port + 1}"):
@@ -390,7 +386,7 @@ def test_no_auth_refuses_changes_from_another_origin(local: ServerProcess) -> No
 
 
 def test_an_sop_edit_of_the_largest_card_is_not_refused_for_its_size(
-    server: ServerProcess,
+    server: ServeProcess,
 ) -> None:
     """A 200,000-character card is over 2 MB as escaped JSON: judged by the SOP rules, never
     by the body cap (which refuses one byte more than the largest valid edit)."""

@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-from server_harness import ROOT, SUPPORT, SUPPORT_ENV
+from paths import ROOT
+from server_harness import SUPPORT, SUPPORT_ENV
 
 from framework import Settings, Staffroom
 from framework.models import ScriptedChatModel

@@ -11,20 +11,17 @@ from typing import Any
 import httpx
 import pytest
 from paths import ROOT
+from server_harness import CONFIG, configured_server
 
 STREAM = "/api/sessions/room%3Alaunch-42/events"
 Auth = Callable[[str], dict[str, str]]
 
 
 @pytest.fixture
-def server(
-    tmp_path: Path, server_yaml: Path, start_server: Any, support_env: dict[str, str]
-) -> Any:
+def server(server_yaml: Path, start_server: Any, support_env: dict[str, str]) -> Any:
     return start_server(
         "--config",
         str(server_yaml),
-        "--data-dir",
-        str(tmp_path / "data"),
         "--project",
         str(ROOT),
         env=support_env,
@@ -35,6 +32,15 @@ def server(
 def client(server: Any) -> Iterator[httpx.Client]:
     # A read timeout turns a stream that never sends what we wait for into a failure, not a hang.
     with httpx.Client(base_url=server.url, timeout=httpx.Timeout(60, read=60)) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def shared_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """A client of one server for the module's tests that change nothing another test reads
+    (the streams that cannot start): the same server as ``server``, started once."""
+    folder = tmp_path_factory.mktemp("streams")
+    with configured_server(folder, CONFIG) as server, server.client() as opened:
         yield opened
 
 
@@ -152,9 +158,10 @@ def test_an_idle_stream_gets_heartbeats(
     ],
 )
 def test_a_stream_that_cannot_start_is_a_json_error(
-    client: httpx.Client, auth: Auth, path: str, token: str | None, status: int
+    shared_client: httpx.Client, auth: Auth, path: str, token: str | None, status: int
 ) -> None:
-    client.put("/api/rooms/launch-42", json={"scenario": "tech-article"}, headers=auth("admin"))
-    answer = client.get(path, headers=auth(token) if token else {})
+    put = shared_client.put  # opening the room again is a no-op: the same room, as it was
+    put("/api/rooms/launch-42", json={"scenario": "tech-article"}, headers=auth("admin"))
+    answer = shared_client.get(path, headers=auth(token) if token else {})
     assert answer.status_code == status
     assert answer.json()["error"]["message"]

@@ -100,5 +100,5 @@ def test_serve_refuses_a_broken_project_file(tmp_path: Path, run_serve: Any) -> 
     (project / "staffroom.yaml").write_text("language: klingon\n", encoding="utf-8")
     argv = ["--no-auth", "--port", "0", "--project", str(project)]
     done = run_serve(*argv, "--data-dir", str(tmp_path / "data"), env={"STAFFROOM_LANGUAGE": ""})
-    assert done.returncode == 2, done.stderr
-    assert "staffroom.yaml:1" in done.stderr and "klingon" in done.stderr, done.stderr
+    assert done.code == 2, done.err
+    assert "staffroom.yaml:1" in done.err and "klingon" in done.err, done.err

@@ -189,13 +189,7 @@ def test_the_server_pushes_a_rooms_employee_messages(
     )
     data = tmp_path / "data"
     server = start_server(
-        "--config",
-        str(config),
-        "--data-dir",
-        str(data),
-        "--project",
-        str(ROOT),
-        env={"HOOK_SECRET": SECRET},
+        "--config", str(config), "--project", str(ROOT), data=data, env={"HOOK_SECRET": SECRET}
     )
     headers = {"Authorization": f"Bearer {admin}"}
     with httpx.Client(base_url=server.url, timeout=120) as client:

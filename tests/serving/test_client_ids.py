@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from rooms_at_rest import reopened
 
 from framework import Settings, Staffroom
 from framework.data_folder import DataFolder
@@ -32,10 +33,7 @@ async def test_a_post_with_the_entrys_id_is_stored_and_answered(
 ) -> None:
     scenario = desk()
     async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        room = await gateway.open_room("e1", scenario)
-        await gateway.close()  # the entry is written
-        gateway = await Gateway.open(staff)
+        gateway, room = await reopened(staff, "e1", scenario)  # the entry is written
         entry = entry_of(room.history())
         result = await gateway.post(room.key, "@pm hello", author="alice", message_id=entry.id)
         await gateway.close()
@@ -53,10 +51,7 @@ async def test_a_post_with_a_later_replys_id_does_not_suppress_that_reply(
 ) -> None:
     scenario = desk()
     async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        room = await gateway.open_room("e2", scenario)
-        await gateway.close()
-        gateway = await Gateway.open(staff)
+        gateway, room = await reopened(staff, "e2", scenario)
         epoch = entry_of(room.history()).meta["epoch"]
         await gateway.post(room.key, "@pm first", author="alice")
         # The id the next employee reply gets: bob sends it as his own message's id.

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
+from rooms_at_rest import opened, reopened
 
 from framework import Settings, Staffroom
 from framework.data_folder import DataFolder
@@ -107,10 +108,7 @@ async def test_reject_refuses_a_message_while_the_room_answers(
 ) -> None:
     scenario = desk("reject", delay=0.3)
     async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r4", scenario)
-        await gateway.close()  # let the entry finish
-        gateway = await Gateway.open(staff)
+        gateway, room = await reopened(staff, "r4", scenario)  # let the entry finish
         await gateway.session(room.key)
         busy = asyncio.create_task(gateway.post(room.key, "@pm one", author="alice"))
         await asyncio.sleep(0.1)
@@ -132,10 +130,7 @@ async def test_interrupt_stops_the_run_between_turns_and_takes_the_new_message(
 ) -> None:
     scenario = desk("interrupt", delay=0.4)
     async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r5", scenario)
-        await gateway.close()
-        gateway = await Gateway.open(staff)
+        gateway, room = await reopened(staff, "r5", scenario)
         await gateway.session(room.key)
         long = asyncio.create_task(
             gateway.post(room.key, "@pm @engineer @designer all of you", author="alice")
@@ -159,10 +154,7 @@ async def test_coalesce_joins_one_persons_quick_messages_into_one_turn(
 ) -> None:
     scenario = desk("coalesce", window=0.5)
     async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r6", scenario)
-        await gateway.close()
-        gateway = await Gateway.open(staff)
+        gateway, room = await reopened(staff, "r6", scenario)
         await gateway.session(room.key)
         posts = [
             asyncio.create_task(gateway.post(room.key, t, author="alice", message_id=f"c{n}"))
@@ -183,10 +175,7 @@ async def test_a_message_accepted_before_a_crash_runs_when_the_gateway_opens(
     settings: Settings, desk: Callable[..., str]
 ) -> None:
     scenario = desk()
-    async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        await gateway.open_room("r7", scenario)
-        await gateway.close()
+    await opened(settings, "r7", scenario)
     # What a killed process leaves: the message in the ledger, queued, never run.
     ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
     await ledger.claim(
@@ -220,10 +209,7 @@ async def test_reopening_a_room_with_another_scenario_is_refused_and_changes_not
 ) -> None:
     scenario, other = desk("enqueue"), desk("reject")
     async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r9", scenario)
-        await gateway.close()
-        gateway = await Gateway.open(staff)
+        gateway, room = await reopened(staff, "r9", scenario)
         with pytest.raises(InputError, match="runs scenario 'desk-enqueue'"):
             await gateway.open_room("r9", other)
         same = await gateway.open_room("r9", scenario)
@@ -275,10 +261,7 @@ async def test_coalesced_parts_keep_their_result_across_a_crash(
     settings: Settings, desk: Callable[..., str]
 ) -> None:
     scenario = desk("coalesce")
-    async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        await gateway.open_room("r12", scenario)
-        await gateway.close()
+    await opened(settings, "r12", scenario)
     # What a process killed inside the coalesce window leaves behind.
     ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
     claim = {"author": "bob", "state": "queued"}

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from rooms_at_rest import opened
+
 from framework import Settings, Staffroom
 from framework.data_folder import DataFolder
 from framework.serving import Gateway
@@ -51,10 +53,7 @@ async def test_a_ledger_from_before_replies_were_kept_still_runs_its_queue(
     settings: Settings, desk: Callable[..., str]
 ) -> None:
     scenario = desk()
-    async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        await gateway.open_room("q2", scenario)
-        await gateway.close()
+    await opened(settings, "q2", scenario)
     path = DataFolder(settings.data_dir).ingest
     path.unlink()
     with sqlite3.connect(path) as old:

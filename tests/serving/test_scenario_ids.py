@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rooms_at_rest import opened
 
 from framework import Settings, Staffroom
 from framework.data_folder import DataFolder
@@ -103,10 +104,7 @@ async def test_a_room_resumes_on_its_scenario_id_not_the_file_its_log_names(
     settings: Settings, desk: Callable[..., str], tmp_path: Path
 ) -> None:
     scenario = desk()
-    async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        room = await gateway.open_room("r1", scenario)
-        await gateway.close()
+    key = await opened(settings, "r1", scenario)
     # An old log names its scenario's file by absolute path; a rogue file is there now.
     rogue = tmp_path / "elsewhere" / "desk.yaml"
     rogue.parent.mkdir()
@@ -114,8 +112,8 @@ async def test_a_room_resumes_on_its_scenario_id_not_the_file_its_log_names(
     rewrite_entry(settings.data_dir / "sessions" / "room:r1.jsonl", scenario_source=str(rogue))
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        resumed = await gateway.session(room.key)
-        result = await gateway.post(room.key, "@engineer still there?", author="bob")
+        resumed = await gateway.session(key)
+        result = await gateway.post(key, "@engineer still there?", author="bob")
         await gateway.close()
     assert resumed.participants == ["pm", "engineer", "designer"], "the project's scenario"
     assert [e.author for e in result.events if not e.meta.get("human")] == ["engineer"]

@@ -7,46 +7,25 @@ import os
 import signal
 import sys
 import time
-from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
-from subprocess import PIPE, Popen
+from subprocess import Popen
+
+from log_writers import ready_writers, seqs_by_author
 
 from framework.sessions import EventKind, JsonlLog, make_event
 
 HELPER = Path(__file__).with_name("jsonl_writer_proc.py")
 
 
-@contextmanager
-def writers(log: Path, go: Path, counts: dict[str, int]) -> Iterator[dict[str, Popen[str]]]:
-    """Start one helper process per name; wait until each has opened the log."""
-    procs = {
-        name: Popen(
-            [sys.executable, str(HELPER), str(log), name, str(count), str(go)],
-            stdout=PIPE,
-            text=True,
-        )
-        for name, count in counts.items()
-    }
-    try:
-        for proc in procs.values():
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        yield procs
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
-
-
-def seqs_by_author(log: Path) -> dict[str, list[int]]:
-    found: dict[str, list[int]] = defaultdict(list)
-    for event in JsonlLog(log).read_all(strict=True):  # strict: every line must parse
-        found[event.author].append(event.meta["seq"])
-    return dict(found)
+def writers(
+    log: Path, go: Path, counts: dict[str, int]
+) -> AbstractContextManager[dict[str, Popen[str]]]:
+    """One helper process per name (its event count); each has opened the log."""
+    args = [str(HELPER), str(log)]
+    return ready_writers(
+        {name: [sys.executable, *args, name, str(count), str(go)] for name, count in counts.items()}
+    )
 
 
 def test_eight_processes_append_to_one_session(tmp_path: Path) -> None:

@@ -8,15 +8,14 @@ events twice (4 + 4 writers: 3 duplicate ids, no error). Real processes, as in
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
-from subprocess import PIPE, Popen
+from subprocess import Popen
 
 import pytest
 from cli_in_process import CliResult
 from cli_process import staffroom_process
+from log_writers import ready_writers, seqs_by_author
 
 from framework import Settings
 from framework.errors import InputError, StorageError
@@ -26,32 +25,15 @@ HELPER = Path(__file__).with_name("lock_kind_writer_proc.py")
 REFUSED = 3  # the helper's exit status for a StorageError
 
 
-@contextmanager
 def writers(
     log: Path, go: Path, plan: dict[str, tuple[str, int]]
-) -> Iterator[dict[str, Popen[str]]]:
+) -> AbstractContextManager[dict[str, Popen[str]]]:
     """One helper process per name (lock kind, event count); each has opened the log."""
-    procs = {
-        name: Popen(
-            [sys.executable, str(HELPER), str(log), name, str(count), str(go), lock],
-            stdout=PIPE,
-            stderr=PIPE,
-            text=True,
-        )
+    argvs = {
+        name: [sys.executable, str(HELPER), str(log), name, str(count), str(go), lock]
         for name, (lock, count) in plan.items()
     }
-    try:
-        for proc in procs.values():
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        yield procs
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+    return ready_writers(argvs, stderr=True)
 
 
 def write(log: Path, lock: str, name: str, count: int, tmp_path: Path) -> tuple[int, str]:
@@ -63,13 +45,6 @@ def write(log: Path, lock: str, name: str, count: int, tmp_path: Path) -> tuple[
         code = proc.wait(timeout=120)
         assert proc.stderr is not None
         return code, proc.stderr.read()
-
-
-def seqs_by_author(log: Path) -> dict[str, list[int]]:
-    found: dict[str, list[int]] = defaultdict(list)
-    for event in JsonlLog(log).read_all(strict=True):  # strict: every line must parse
-        found[event.author].append(event.meta["seq"])
-    return dict(found)
 
 
 def marker(log: Path) -> Path:

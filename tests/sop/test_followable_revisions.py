@@ -7,6 +7,8 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from reviser_runs import run_with_reviser
+
 from framework import Event, EventKind, Room, Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.sop.edits import apply_edits
@@ -14,7 +16,6 @@ from framework.sop.model import Correction, Outcome, SopVersion, Status, Step
 from framework.sop.revision_plan import plan_revision
 from framework.sop.service import SopService
 from framework.sop.store import SopStore
-from framework.specs.model_spec import ModelSpec
 
 TOPIC = Step(("editor",), "定选题")
 DRAFT = Step(("writer",), "写初稿")
@@ -243,16 +244,8 @@ async def model_revises(
     settings: Settings, *replies: object
 ) -> tuple[SopVersion, list[Event], ScriptedChatModel]:
     """Run tech-article once with a correction and a bare score; pm's model revises."""
-    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。", *replies])
-
-    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
-        return model if who == "pm" else None
-
-    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
-        room = await staff.room("m-1", "tech-article")
-        await drain(room.start())
-        await drain(room.post("纠正: order 3 before 2 先定配图\n评分: 2/5", author="author"))
-        return await staff.sops.store.get("tech-article", 2), room.history(), model
+    run = await run_with_reviser(settings, *replies, room="m-1")
+    return run.draft, run.history, run.model
 
 
 def edits(*items: dict[str, object]) -> str:

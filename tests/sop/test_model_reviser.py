@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 
+from reviser_runs import run_with_reviser
+
 from framework import Event, EventKind, Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.specs.model_spec import ModelSpec
@@ -15,24 +17,13 @@ async def drain(events: AsyncIterator[Event]) -> list[Event]:
 
 
 async def run_with_reviser_reply(settings: Settings, *replies: str) -> list[str]:
-    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。", *replies])
-
-    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
-        return model if who == "pm" else None
-
-    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
-        room = await staff.room("mr-1", "tech-article")
-        await drain(room.start())
-        events = await drain(
-            room.post("纠正: order 3 before 2 先定配图\n评分: 2/5", author="author")
-        )
-        revision = next(e for e in events if e.kind == EventKind.REVISION)
-        assert revision.content["sop"] == "tech-article@2"
-        # The model was shown the steps and the correction.
-        prompt = str(model.calls[-1][0].content)
-        assert "先定配图" in prompt and "2. engineer" in prompt
-        draft = await staff.sops.store.get("tech-article", 2)
-        return [f"{s.speakers[0]}:{s.do[:4]}" for s in draft.steps]
+    run = await run_with_reviser(settings, *replies, room="mr-1")
+    revision = next(e for e in run.posted if e.kind == EventKind.REVISION)
+    assert revision.content["sop"] == "tech-article@2"
+    # The model was shown the steps and the correction.
+    prompt = str(run.model.calls[-1][0].content)
+    assert "先定配图" in prompt and "2. engineer" in prompt
+    return [f"{s.speakers[0]}:{s.do[:4]}" for s in run.draft.steps]
 
 
 async def test_model_edits_are_applied(settings: Settings) -> None:

@@ -6,13 +6,10 @@ import json
 from collections.abc import AsyncIterator
 
 from cli_process import staffroom_process
+from reviser_runs import CORRECTION, run_with_reviser
 
 from framework import Event, EventKind, Settings, Staffroom
-from framework.models import ScriptedChatModel
-from framework.sop.model import SopVersion
-from framework.specs.model_spec import ModelSpec
 
-CORRECTION = "纠正: order 3 before 2 先定配图\n评分: 2/5"
 ADD_COVER = json.dumps(
     {"edits": [{"op": "add", "speaker": "designer", "do": "封面图", "before": 1, "reason": "x"}]}
 )
@@ -27,35 +24,20 @@ async def drain(events: AsyncIterator[Event]) -> list[Event]:
     return [e async for e in events]
 
 
-async def run_with_reviser(
-    settings: Settings, *reviser_replies: object
-) -> tuple[SopVersion, list[Event], ScriptedChatModel, str]:
-    """Run tech-article once with a correction; pm's model answers the reviser's prompt."""
-    model = ScriptedChatModel(replies=["提纲已写好。", "定稿完成。", *reviser_replies])
-
-    def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
-        return model if who == "pm" else None
-
-    async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
-        room = await staff.room("rf-1", "tech-article")
-        await drain(room.start())
-        await drain(room.post(CORRECTION, author="author"))
-        draft = await staff.sops.store.get("tech-article", 2)
-        return draft, room.history(), model, room.model_labels["pm"]
-
-
 def fallbacks(events: list[Event]) -> list[dict[str, str]]:
     return [e.content for e in events if e.kind == EventKind.FALLBACK]
 
 
 async def test_the_models_edits_are_credited_to_the_model(settings: Settings) -> None:
-    draft, events, _, label = await run_with_reviser(settings, ADD_COVER)
+    run = await run_with_reviser(settings, ADD_COVER)
+    draft, events, label = run.draft, run.history, run.label
     assert draft.change_log[-1].by == f"model:{label}"
     assert draft.steps[0].do == "封面图" and fallbacks(events) == []
 
 
 async def test_an_answer_that_does_not_apply_is_retried_with_the_error(settings: Settings) -> None:
-    draft, events, model, label = await run_with_reviser(settings, REMOVE_NINE, ADD_COVER)
+    run = await run_with_reviser(settings, REMOVE_NINE, ADD_COVER)
+    draft, events, model, label = run.draft, run.history, run.model, run.label
     assert draft.change_log[-1].by == f"model:{label}" and draft.steps[0].do == "封面图"
     retry = str(model.calls[-1][-1].content)
     assert "the edits do not apply: edit 1 (remove): step 9 is not a step number 1..4" in retry
@@ -63,7 +45,8 @@ async def test_an_answer_that_does_not_apply_is_retried_with_the_error(settings:
 
 
 async def test_twice_unusable_falls_back_to_the_rules_and_says_why(settings: Settings) -> None:
-    draft, events, _, _ = await run_with_reviser(settings, "<html>500</html>", REMOVE_NINE)
+    run = await run_with_reviser(settings, "<html>500</html>", REMOVE_NINE)
+    draft, events = run.draft, run.history
     reason = (
         "model answer unusable: the edits do not apply: "
         "edit 1 (remove): step 9 is not a step number 1..4"
@@ -78,7 +61,8 @@ async def test_twice_unusable_falls_back_to_the_rules_and_says_why(settings: Set
 
 async def test_a_failed_call_falls_back_too(settings: Settings) -> None:
     settings = settings.model_copy(update={"model_retries": 0})
-    draft, events, _, _ = await run_with_reviser(settings, APIConnectionError("refused"))
+    run = await run_with_reviser(settings, APIConnectionError("refused"))
+    draft, events = run.draft, run.history
     (fallback,) = fallbacks(events)
     assert fallback["reason"].startswith("model call failed: cannot reach")
     assert draft.change_log[-1].by == f"rules ({fallback['reason']})"
@@ -97,7 +81,8 @@ async def test_no_edits_while_people_asked_for_one_is_retried_then_the_rules_sta
     settings: Settings,
 ) -> None:
     nothing = json.dumps({"edits": []})
-    draft, events, model, _ = await run_with_reviser(settings, nothing, nothing)
+    run = await run_with_reviser(settings, nothing, nothing)
+    draft, events, model = run.draft, run.history, run.model
     retry = str(model.calls[-1][-1].content)
     assert "proposes no edits, but the runs' corrections ask for" in retry
     # The person's explicit correction is not lost to a lazy answer.

@@ -11,19 +11,16 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
-from viewer_harness import ARGS, CHROMIUM, WAIT_MS, Pages, Server
+from serve_process import ServeProcess
+from viewer_harness import ARGS, CHROMIUM, WAIT_MS, Pages, viewer_server
 
 expect.set_options(timeout=WAIT_MS)
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    running = Server(tmp_path)
-    running.start()
-    try:
+def server(tmp_path: Path) -> Iterator[ServeProcess]:
+    with viewer_server(tmp_path) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ from typing import Any
 import httpx
 from cli_in_process import Cli, CliResult
 from cli_process import staffroom_process
-from viewer_harness import BOB, VIEWER, Server
+from serve_process import ServeProcess
+from viewer_harness import BOB, MANAGER, VIEWER
 
 SOPS = "/api/sops"
 V1 = f"{SOPS}/tech-article/versions/1"
@@ -34,8 +35,8 @@ def error(response: httpx.Response) -> dict[str, Any]:
     return body
 
 
-def test_the_library_shows_each_versions_metrics_and_why_it_wins(server: Server) -> None:
-    with server.client() as client:
+def test_the_library_shows_each_versions_metrics_and_why_it_wins(server: ServeProcess) -> None:
+    with server.client(MANAGER) as client:
         run_room(client)
         (sop,) = [s for s in client.get(SOPS).json()["sops"] if s["id"] == "tech-article"]
         assert (sop["id"], sop["best"], sop["trial"]) == ("tech-article", 1, None)
@@ -71,8 +72,8 @@ def test_the_library_shows_each_versions_metrics_and_why_it_wins(server: Server)
         assert terms == {"success", "corrections", "usage", "recency", "sink"}
 
 
-def test_publishing_needs_the_reviewers_the_cli_needs(server: Server) -> None:
-    with server.client() as client:
+def test_publishing_needs_the_reviewers_the_cli_needs(server: ServeProcess) -> None:
+    with server.client(MANAGER) as client:
         steps = client.get(V1).json()["steps"]
         new_steps = [
             {"speaker": s["speakers"][0], "do": s["do"], "waits_for_input": s["waits_for_input"]}
@@ -126,8 +127,8 @@ def test_publishing_needs_the_reviewers_the_cli_needs(server: Server) -> None:
     assert error(nobody)["message"] in cli.err + cli.out
 
 
-def test_edits_and_lookups_that_cannot_work_say_what_to_fix(server: Server) -> None:
-    with server.client() as client:
+def test_edits_and_lookups_that_cannot_work_say_what_to_fix(server: ServeProcess) -> None:
+    with server.client(MANAGER) as client:
         card = client.get(V1).json()["card"]
         other = edit(client, card=card.replace("id: tech-article", "id: other"), note="x")
         assert other.status_code == 400 and error(other)["field"] == "id"
@@ -158,17 +159,17 @@ def test_edits_and_lookups_that_cannot_work_say_what_to_fix(server: Server) -> N
         assert client.get(V1).json()["status"] == "published"  # nothing changed
 
 
-def test_tokens_need_sop_read_to_look_and_sop_write_to_change(server: Server) -> None:
-    with server.client(token=None) as anonymous:
+def test_tokens_need_sop_read_to_look_and_sop_write_to_change(server: ServeProcess) -> None:
+    with server.client() as anonymous:
         assert anonymous.get(SOPS).status_code == 401
-    with server.client(token=VIEWER) as viewer:
+    with server.client(VIEWER) as viewer:
         assert viewer.get(SOPS).status_code == 200
         refused = viewer.post(f"{V1}/deprecate", json={"reason": "old"})
         assert refused.status_code == 403 and error(refused)["field"] == "operations"
         assert viewer.get(V1).json()["status"] == "published"
 
 
-def test_the_page_and_its_assets_come_from_the_package_only(server: Server) -> None:
+def test_the_page_and_its_assets_come_from_the_package_only(server: ServeProcess) -> None:
     with httpx.Client(base_url=server.url) as client:
         page = client.get("/")
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
@@ -183,8 +184,10 @@ def test_the_page_and_its_assets_come_from_the_package_only(server: Server) -> N
             assert response.json()["error"]["type"] == "not_found"
 
 
-def test_an_edit_cannot_shed_reviewers_move_the_scope_or_carry_approvals(server: Server) -> None:
-    with server.client() as client:
+def test_an_edit_cannot_shed_reviewers_move_the_scope_or_carry_approvals(
+    server: ServeProcess,
+) -> None:
+    with server.client(MANAGER) as client:
         steps = client.get(V1).json()["steps"]
         new_steps = [{"speaker": s["speakers"][0], "do": s["do"]} for s in steps]
         new_steps.append({"speaker": "pm", "do": "归档：把定稿放进知识库"})
@@ -203,8 +206,8 @@ def test_an_edit_cannot_shed_reviewers_move_the_scope_or_carry_approvals(server:
         assert planted.status_code == 400 and error(planted)["field"] == "body"
 
 
-def test_a_token_approves_only_as_the_people_it_may_act_for(server: Server) -> None:
-    with server.client() as client:
+def test_a_token_approves_only_as_the_people_it_may_act_for(server: ServeProcess) -> None:
+    with server.client(MANAGER) as client:
         steps = client.get(V1).json()["steps"]
         new_steps = [{"speaker": s["speakers"][0], "do": s["do"]} for s in steps][:-1]
         edit(client, steps=new_steps, note="shorter", reviewers=["alice", "bob"])
@@ -218,9 +221,9 @@ def test_a_token_approves_only_as_the_people_it_may_act_for(server: Server) -> N
 
 
 def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(
-    server: Server, cli: Cli
+    server: ServeProcess, cli: Cli
 ) -> None:
-    with server.client() as client:
+    with server.client(MANAGER) as client:
         made = edit(client, body="notes", note="notes", reviewers=["bob"])
         assert made.status_code == 201, made.text
         card = client.get(f"{SOPS}/tech-article/versions/2").json()["card"]
@@ -229,7 +232,7 @@ def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(
         assert refused.status_code == 400 and error(refused)["field"] == "scope"
 
     server.stop()  # the CLI on the same data folder: one rule, so the same refusal
-    card_file = server.root / "moved.md"
+    card_file = server.data.parent / "moved.md"
     card_file.write_text(moved, encoding="utf-8")
 
     def sop(*args: str) -> CliResult:

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, Request, expect
-from viewer_harness import CHROMIUM, MANAGER, Server
+from serve_process import ServeProcess
+from viewer_harness import CHROMIUM, MANAGER, viewer_server
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).is_file(), reason="needs Debian's chromium (.ci/run installs it)"
 )
 
 
-def log_ids(server: Server, key: str) -> list[str]:
+def log_ids(server: ServeProcess, key: str) -> list[str]:
     path = server.data / "sessions" / f"{key}.jsonl"
     return [json.loads(line)["id"] for line in path.read_text("utf-8").splitlines() if line]
 
@@ -30,7 +31,7 @@ def shown_ids(page: Page) -> list[str]:
     return page.locator("#transcript > li").evaluate_all("els => els.map(e => e.dataset.eventId)")
 
 
-def expect_whole_log(page: Page, server: Server, key: str) -> list[str]:
+def expect_whole_log(page: Page, server: ServeProcess, key: str) -> list[str]:
     """The transcript shows the log's events in its order, each once (the log may grow)."""
     logged = log_ids(server, key)
     expect(page.locator(f'#transcript > li[data-event-id="{logged[-1]}"]')).to_have_count(1)
@@ -41,14 +42,14 @@ def expect_whole_log(page: Page, server: Server, key: str) -> list[str]:
     return shown
 
 
-def sign_in(page: Page, server: Server, token: str = MANAGER) -> None:
+def sign_in(page: Page, server: ServeProcess, token: str = MANAGER) -> None:
     page.goto(server.url + "/")
     expect(page.locator("#token-form")).to_be_visible()
     page.fill("#token-input", token)
     page.click("#token-form button[type=submit]")
 
 
-def test_a_room_runs_live_and_resumes_without_duplicates(page: Page, server: Server) -> None:
+def test_a_room_runs_live_and_resumes_without_duplicates(page: Page, server: ServeProcess) -> None:
     key = "room:launch-42"
     sign_in(page, server)
     expect(page.locator("#token-form")).to_be_hidden()
@@ -93,7 +94,7 @@ def test_a_room_runs_live_and_resumes_without_duplicates(page: Page, server: Ser
     last_before = shown_ids(page)[-1]
     server.restart()
     expect(page.locator("#stream-state")).to_have_text("live")
-    with server.client() as client:
+    with server.client(MANAGER) as client:
         posted = client.post(
             f"/api/sessions/{key}/messages", json={"text": "还有一件事", "author": "author"}
         )
@@ -105,7 +106,7 @@ def test_a_room_runs_live_and_resumes_without_duplicates(page: Page, server: Ser
     assert last_before in resumed
 
 
-def test_a_wrong_token_is_asked_again(page: Page, server: Server) -> None:
+def test_a_wrong_token_is_asked_again(page: Page, server: ServeProcess) -> None:
     sign_in(page, server, token="not-a-token-of-this-server")
     expect(page.locator("#notice")).to_contain_text("unknown bearer token")
     expect(page.locator("#notice .fix")).to_contain_text("Authorization: Bearer")
@@ -118,20 +119,16 @@ def test_a_wrong_token_is_asked_again(page: Page, server: Server) -> None:
 
 
 def test_a_server_without_auth_needs_no_token(page: Page, tmp_path: Path) -> None:
-    local = Server(tmp_path, no_auth=True)  # `--no-auth`: 127.0.0.1 only
-    local.start()
-    try:
+    with viewer_server(tmp_path, no_auth=True) as local:  # `--no-auth`: 127.0.0.1 only
         page.goto(local.url + "/")
         expect(page.locator("#open-scenario option[value=tech-article]")).to_have_count(1)
         expect(page.locator("#token-form")).to_be_hidden()
         expect(page.locator("#forget-token")).to_be_hidden()
         page.click("#tab-sops")
         expect(page.locator('article[data-ref="tech-article@1"]')).to_have_count(1)
-    finally:
-        local.stop()
 
 
-def test_managers_edit_review_and_publish_a_version(page: Page, server: Server) -> None:
+def test_managers_edit_review_and_publish_a_version(page: Page, server: ServeProcess) -> None:
     sign_in(page, server)
     expect(page.locator("#token-form")).to_be_hidden()
     page.click("#tab-sops")
@@ -188,7 +185,7 @@ def test_managers_edit_review_and_publish_a_version(page: Page, server: Server) 
     )
 
 
-def test_the_stream_parser_reads_events_split_anywhere(page: Page, server: Server) -> None:
+def test_the_stream_parser_reads_events_split_anywhere(page: Page, server: ServeProcess) -> None:
     page.goto(server.url + "/")
     parsed = page.evaluate(
         """async () => {

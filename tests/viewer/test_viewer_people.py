@@ -16,8 +16,9 @@ import pytest
 from paths import ROOT
 from playwright.sync_api import Page, expect
 from room_log import KEY, write_log
+from serve_process import ServeProcess
 from stub_openai import StubOpenAI
-from viewer_harness import MANAGER, Pages, Server
+from viewer_harness import MANAGER, Pages, viewer_server
 
 from framework.sessions.events import EventKind
 
@@ -47,17 +48,13 @@ def test_every_event_kind_reads_as_a_sentence(
     pages: Pages, tmp_path: Path, language: str, project: str | None, browser_locale: str
 ) -> None:
     env = {"STAFFROOM_LANGUAGE": project} if project else {}
-    server = Server(tmp_path, no_auth=True, env=env)
-    server.start()
-    try:
+    with viewer_server(tmp_path, no_auth=True, env=env) as server:
         events = write_log(server.data)
         assert {e.kind for e in events} == set(EventKind), "the log lacks an event kind"
         page = pages.open(locale=browser_locale, timezone_id="Asia/Shanghai")
         page.goto(f"{server.url}/#{KEY}")
         expect(page.locator("#transcript > li")).to_have_count(len(events))
         shown = transcript_texts(page)
-    finally:
-        server.stop()
 
     for kind in EventKind:
         assert any(s["kind"] == kind for s in shown), f"no line for {kind}"
@@ -108,7 +105,7 @@ def shown_said(shown: list[dict[str, Any]], kind: str) -> list[str]:
     return [s for line in shown if line["kind"] == kind for s in line["said"]]
 
 
-def test_the_label_table_is_complete_in_both_languages(pages: Pages, server: Server) -> None:
+def test_the_label_table_is_complete_in_both_languages(pages: Pages, server: ServeProcess) -> None:
     page = pages.open()
     page.goto(server.url + "/")
     table = page.evaluate("""async () => (await import("/viewer/labels.js")).LABELS""")
@@ -219,9 +216,7 @@ def check_boxes(page: Page, containers: list[str]) -> None:
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_overlap_or_sideways_overflow(pages: Pages, tmp_path: Path, width: int) -> None:
-    server = Server(tmp_path, args=["--project", str(long_titled_project(tmp_path))])
-    server.start()
-    try:
+    with viewer_server(tmp_path, project=long_titled_project(tmp_path)) as server:
         page = pages.open(viewport={"width": width, "height": 900})
         page.goto(server.url + "/")
         expect(page.locator("#token-form")).to_be_visible()
@@ -251,14 +246,12 @@ def test_no_overlap_or_sideways_overflow(pages: Pages, tmp_path: Path, width: in
         page.locator("article.version .edit").first.click()
         expect(page.locator("article.version .editor").first).to_be_visible()
         check_boxes(page, SOP_PARTS)
-    finally:
-        server.stop()
 
 
 # -- the version a room ran ---------------------------------------------------------------------
 
 
-def test_a_reopened_room_shows_the_version_it_ran(page: Page, server: Server) -> None:
+def test_a_reopened_room_shows_the_version_it_ran(page: Page, server: ServeProcess) -> None:
     page.goto(server.url + "/")
     page.fill("#token-input", MANAGER)
     page.click("#token-form button[type=submit]")
@@ -271,7 +264,7 @@ def test_a_reopened_room_shows_the_version_it_ran(page: Page, server: Server) ->
     expect(page.locator('#transcript li[data-kind="outcome"]')).to_have_count(1)
 
     # v2 is published and v1 retired; a new server reopens the room on today's best.
-    with server.client() as client:
+    with server.client(MANAGER) as client:
         card = client.get("/api/sops/tech-article/versions/1").json()["card"]
         edited = card.replace("合规自检与定稿：", "合规自检、事实核查与定稿：")
         body = {"base": 1, "card": edited, "note": "add a fact check", "author": "alice"}
@@ -282,7 +275,7 @@ def test_a_reopened_room_shows_the_version_it_ran(page: Page, server: Server) ->
         retire = {"reason": "superseded"}
         assert client.post("/api/sops/tech-article/versions/1/deprecate", json=retire).is_success
     server.restart()
-    with server.client() as client:
+    with server.client(MANAGER) as client:
         status = client.get("/api/sessions/room:ran-v1/status").json()
     assert status["sop"] == "tech-article@2", "the room's plan would now run v2"
 
@@ -296,30 +289,26 @@ def test_a_reopened_room_shows_the_version_it_ran(page: Page, server: Server) ->
 
 
 def test_a_slow_real_model_shows_a_busy_sign_and_its_badge(pages: Pages, tmp_path: Path) -> None:
-    with StubOpenAI(default_text="Diagnosis: the gateway times out.") as stub:
-        server = Server(tmp_path, no_auth=True, args=["--model-url", stub.base_url])
-        server.start()
-        try:
-            page = pages.open()
-            page.goto(server.url + "/")
-            page.fill("#open-id", "slow")
-            page.click("#open-form button[type=submit]")
-            waits = page.locator('#transcript li[data-kind="wait"]')
-            expect(waits).to_have_count(1)
-            expect(page.locator("#busy")).to_be_hidden()
+    stub = StubOpenAI(default_text="Diagnosis: the gateway times out.")
+    with stub, viewer_server(tmp_path, no_auth=True, model_url=stub.base_url) as server:
+        page = pages.open()
+        page.goto(server.url + "/")
+        page.fill("#open-id", "slow")
+        page.click("#open-form button[type=submit]")
+        waits = page.locator('#transcript li[data-kind="wait"]')
+        expect(waits).to_have_count(1)
+        expect(page.locator("#busy")).to_be_hidden()
 
-            stub.delay(3)  # the next model call takes 3 s, as a real one takes 97
-            page.fill("#post-text", "Looks good, continue.")
-            page.click("#post-send")
-            expect(page.locator("#busy")).to_be_visible()
-            expect(page.locator("#busy-text")).to_contain_text("Working on it")
-            ended = page.locator(
-                '#transcript li[data-kind="outcome"], #transcript li[data-kind="wait"]'
-            )
-            expect(ended).to_have_count(2)
-            expect(page.locator("#busy")).to_be_hidden()
-        finally:
-            server.stop()
+        stub.delay(3)  # the next model call takes 3 s, as a real one takes 97
+        page.fill("#post-text", "Looks good, continue.")
+        page.click("#post-send")
+        expect(page.locator("#busy")).to_be_visible()
+        expect(page.locator("#busy-text")).to_contain_text("Working on it")
+        ended = page.locator(
+            '#transcript li[data-kind="outcome"], #transcript li[data-kind="wait"]'
+        )
+        expect(ended).to_have_count(2)
+        expect(page.locator("#busy")).to_be_hidden()
     badge = page.locator("#transcript li.message .badge.model").first
     expect(badge).to_contain_text("gemma-3-270m")
     expect(page.locator("#transcript li.message .badge.sim")).to_have_count(0)
