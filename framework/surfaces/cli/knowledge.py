@@ -9,7 +9,6 @@ open the data folder through :meth:`Stores.open`; ``extract`` opens the full Sta
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -22,13 +21,13 @@ from rich.table import Table
 
 from framework.names import is_name
 from framework.phrases import Phrase
-from framework.settings import Settings
 from framework.surfaces.cli.options import label_language, settings_for
 from framework.surfaces.cli.render import LabelConsole, labels_language
 
 if TYPE_CHECKING:  # the commands import these when they run: `--help` stays light
     from framework.knowledge.base import KnowledgeBase
     from framework.knowledge.topics import TopicStore
+    from framework.settings import Settings
 
 # Piped output gets a wide console so tables keep whole names (terminals use their width).
 # Its labels follow the command's settings (see _admin_job).
@@ -68,6 +67,8 @@ def _admin_job(
     a read-only folder is refused before anything opens."""
     settings = settings_for(data_dir, project, None)
     console.language = label_language(settings)
+
+    import asyncio
 
     from framework.stores import Stores
 
@@ -187,6 +188,8 @@ def review(
     """Record that a topic file was reviewed today (it leaves the stale list)."""
 
     async def job(kb: KnowledgeBase) -> int:
+        import asyncio
+
         done = await asyncio.to_thread(_store(kb, employee, library).review, topic)
         console.print(f"{done.category}/{done.slug}: reviewed {done.last_review}")
         return 0
@@ -254,6 +257,8 @@ def proposal(
         raise typer.BadParameter("write approve or reject", param_hint="DECISION")
 
     async def job(kb: KnowledgeBase) -> int:
+        import asyncio
+
         done = await asyncio.to_thread(
             kb.trackers.decide, proposal_id, approve=decision == "approve", by=by, note=note
         )
@@ -301,6 +306,8 @@ def extract(
     model: Annotated[str | None, typer.Option("--model", help="Model that extracts.")] = None,
 ) -> None:
     """Extract what a session said since its last extraction: journals, items, routing."""
+    import asyncio
+
     from framework.stores import require_writable
 
     settings = settings_for(data_dir, project, model, uses_model=model is not None)
@@ -366,6 +373,8 @@ def reflect(
 ) -> None:
     """Run the reflections that are due: each reads its journals and knowledge in a session
     whose end is extracted like any other."""
+    import asyncio
+
     from framework.stores import require_writable
 
     settings = settings_for(data_dir, project, model, uses_model=model is not None)

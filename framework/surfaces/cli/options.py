@@ -8,15 +8,16 @@ the first turn.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from framework.errors import InputError, ModelError
 from framework.phrases import Language
-from framework.settings import Settings
-from framework.specs.model_spec import ModelSpec
-from framework.specs.models_file import MODELS_FILE, ModelRegistry, parse_model_option
+
+if TYPE_CHECKING:  # pydantic and the spec models load when a command reads its settings
+    from framework.settings import Settings
+    from framework.specs.model_spec import ModelSpec
 
 MODEL_ENV = "STAFFROOM_MODEL"
 MODEL_FORMS = (
@@ -39,6 +40,9 @@ def settings_for(
     With ``uses_model`` (run, dm, consolidate) the model override, if any, is also resolved
     and built once, so its mistakes are reported here, naming where it came from.
     """
+    from framework.settings import Settings
+    from framework.specs.models_file import parse_model_option
+
     try:
         override = parse_model_option(model, where="--model") if model else None
     except InputError as exc:
@@ -74,7 +78,10 @@ def label_language(settings: Settings, *, lenient: bool = False) -> Language:
 def check_model(settings: Settings, spec: ModelSpec, where: str) -> None:
     """Resolve ``spec`` against the project's models.yaml and build it (no call is made);
     :class:`InputError` naming ``where`` and the valid forms if either fails."""
+    import asyncio
+
     from framework.models.factory import build_model, close_model  # langchain: only here
+    from framework.specs.models_file import MODELS_FILE, ModelRegistry
 
     # A broken models.yaml is its own error (file:line), not the flag's or the variable's.
     registry = ModelRegistry.load(settings.project_dir / MODELS_FILE)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console
@@ -11,8 +11,6 @@ from rich.panel import Panel
 
 from framework.language import snippet
 from framework.phrases import Language
-from framework.sessions.entry import is_entry
-from framework.sessions.events import Event, EventKind
 from framework.surfaces.cli.event_labels import (
     ASKED_AGAIN,
     BESIDE_TRIAL,
@@ -43,6 +41,9 @@ from framework.surfaces.cli.event_labels import (
     WHY,
     WHY_LABELS,
 )
+
+if TYPE_CHECKING:  # the sessions package loads when a transcript is shown, not for --help
+    from framework.sessions.events import Event
 
 
 class LabelConsole(Console):
@@ -127,6 +128,9 @@ def render_event(console: Console, event: Event, names: dict[str, str] | None = 
     Every text is cut (see :data:`SHOWN_CHARS`) and escaped, and content of an unexpected
     shape (a hand-edited log) is shown as text instead of failing.
     """
+    from framework.sessions.entry import is_entry
+    from framework.sessions.events import EventKind
+
     lang = labels_language(console)
     names = names or {}
     who = escape(_name(names.get(event.author, event.author)))
@@ -273,6 +277,8 @@ def _render_extracted(console: Console, c: dict[str, Any], session: str, lang: L
 
 def _render_learning(console: Console, event: Event, c: dict[str, Any], lang: Language) -> bool:
     """A run's feedback, a revision or an extraction (True when ``event`` was one)."""
+    from framework.sessions.events import EventKind
+
     kind, session = event.kind, event.session
     if kind == EventKind.FEEDBACK:
         _render_outcome(console, c, session, lang)
