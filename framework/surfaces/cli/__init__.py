@@ -18,7 +18,13 @@ from framework.surfaces.cli import knowledge as knowledge_cmds
 from framework.surfaces.cli import knowledge_add
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
-from framework.surfaces.cli.options import label_language, settings_for
+from framework.surfaces.cli.options import (
+    DataDir,
+    ModelOption,
+    Project,
+    label_language,
+    settings_for,
+)
 from framework.surfaces.cli.render import LabelConsole
 from framework.surfaces.cli.serve import SERVER_MODULES
 from framework.surfaces.cli.serve import serve as serve_cmd
@@ -41,26 +47,6 @@ app = typer.Typer(
 # Its labels are English until a command's settings say otherwise (see _labelled).
 console = LabelConsole(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
-
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Data folder (default: $STAFFROOM_HOME or ./.staffroom)."),
-]
-Project = Annotated[
-    Path | None,
-    typer.Option("--project", help="Folder with agents/, scenarios/, sop_library/ (default: .)."),
-]
-
-
-ModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="Model for every employee, over scenario and cards: simulated, "
-        "openai:NAME[@BASE_URL], a name from models.yaml, or a {provider: ..., ...} mapping "
-        "(default: $STAFFROOM_MODEL).",
-    ),
-]
 
 
 def _console(

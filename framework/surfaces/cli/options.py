@@ -3,14 +3,17 @@
 ``--model`` and its environment form ``$STAFFROOM_MODEL`` are checked here in full (parsed,
 resolved against models.yaml, the model built once), so a bad value is one error naming the
 flag or the variable and the forms it takes, before a room is opened, not a failure deep in
-the first turn.
+the first turn. The options themselves (``--data-dir``, ``--project``, ``--model``) are
+declared here once for the commands that take them.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 from framework.errors import InputError, ModelError
 from framework.phrases import Language
@@ -26,6 +29,25 @@ MODEL_FORMS = (
     "http://127.0.0.1:8080/v1}"
 )
 """Every form ``--model`` / ``$STAFFROOM_MODEL`` takes, for error messages."""
+
+# `serve` takes DataDir as is; its --project has an alias and its --model another help.
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data folder (default: $STAFFROOM_HOME or ./.staffroom)."),
+]
+Project = Annotated[
+    Path | None,
+    typer.Option("--project", help="Folder with agents/, scenarios/, sop_library/ (default: .)."),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Model for every employee, over scenario and cards: simulated, "
+        "openai:NAME[@BASE_URL], a name from models.yaml, or a {provider: ..., ...} mapping "
+        "(default: $STAFFROOM_MODEL).",
+    ),
+]
 
 
 def settings_for(

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from framework.errors import InputError, StaffroomError
-from framework.surfaces.cli.options import settings_for
+from framework.surfaces.cli.options import DataDir, settings_for
 
 if TYPE_CHECKING:  # the server loads when `serve` runs: every other command stays light
     import uvicorn
@@ -53,10 +53,7 @@ def serve(
         bool,
         typer.Option("--no-auth", help="Serve without tokens (only on 127.0.0.1 / ::1)."),
     ] = False,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option("--data-dir", help="Data folder (default: $STAFFROOM_HOME or ./.staffroom)."),
-    ] = None,
+    data_dir: DataDir = None,
     project: Annotated[
         Path | None,
         typer.Option("--project", "--project-dir", help="Folder with agents/, scenarios/."),
