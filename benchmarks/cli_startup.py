@@ -1,4 +1,4 @@
-"""How long does ``staffroom`` take to start, here and at another commit, side by side?
+"""How long does ``staffroom`` take to start, here and at other commits, side by side?
 
 Every command pays the start-up before it does anything, and so did every test that ran the CLI
 in a subprocess. Each command is run ``--runs`` times in a fresh interpreter for both trees,
@@ -7,9 +7,10 @@ with whether the command imported langgraph or langchain.
 
     .venv/bin/python benchmarks/cli_startup.py               # this tree vs i22-base
     .venv/bin/python benchmarks/cli_startup.py --ref main --runs 21
+    .venv/bin/python benchmarks/cli_startup.py --ref i22-base --ref HEAD   # and before a change
 
-The other tree is ``git archive REF`` unpacked in a temporary folder and run with the same
-interpreter (its own code first on ``PYTHONPATH``), so both see the same installed packages.
+Each other tree is ``git archive REF`` unpacked in a temporary folder and run with the same
+interpreter (its own code first on ``PYTHONPATH``), so all see the same installed packages.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ PROBE = (
 
 def unpack(ref: str, into: Path) -> Path:
     """The tree at ``ref`` (a commit, branch or tag of this repository) under ``into``."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = into / "tree.tar"
     with archive.open("wb") as out:
         subprocess.run(["git", "-C", str(ROOT), "archive", ref], stdout=out, check=True)
@@ -70,11 +72,15 @@ def run_once(tree: Path, args: list[str], data: Path) -> tuple[float, bool]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ref", default="i22-base", help="git ref to compare with")
+    parser.add_argument(
+        "--ref", action="append", help="git ref to compare with (repeatable; default: i22-base)"
+    )
     parser.add_argument("--runs", type=int, default=11, help="runs per command and tree")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {"this tree": ROOT, opts.ref: unpack(opts.ref, Path(tmp))}
+        trees = {"this tree": ROOT}
+        for n, ref in enumerate(opts.ref or ["i22-base"]):
+            trees[ref] = unpack(ref, Path(tmp) / str(n))
         data = Path(tmp) / "data"
         print(f"{opts.runs} runs each, median seconds (heavy: langgraph/langchain imported)")
         print(f"{'command':32} " + " ".join(f"{name:>22}" for name in trees))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from cli_in_process import Cli
 from paths import ROOT
 
@@ -46,6 +48,40 @@ def test_run_without_script_stops_at_the_wait_and_resumes_later(cli: Cli, tmp_pa
     assert second.code == 0, second.err
     assert "ended: sop_complete" in second.out
     assert "step 1" not in second.out  # nothing already done is run again
+
+
+def test_two_runs_in_one_second_open_two_rooms(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import framework.surfaces.cli.run as run_cli
+
+    class SameSecond(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> SameSecond:
+            return cls(2026, 1, 1, 9, 30, tzinfo=UTC)
+
+    monkeypatch.setattr(run_cli, "datetime", SameSecond)
+    runs = [cli("run", "tech-article", data=tmp_path) for _ in range(2)]
+    assert [done.code for done in runs] == [0, 0], [done.err for done in runs]
+    rooms = sorted(p.stem for p in (tmp_path / "sessions").glob("room:*.jsonl"))
+    assert len(rooms) == 2, rooms
+    assert all(room.startswith("room:tech-article-20260101-093000-") for room in rooms), rooms
+    # Each run says which room it opened (and the second did not resume the first).
+    assert {runs[0].out.split()[1], runs[1].out.split()[1]} == set(rooms)
+    assert all("step 1" in done.out for done in runs)
+
+
+def test_a_taken_room_id_is_drawn_again() -> None:
+    from framework.surfaces.cli.run import new_room_id
+
+    drawn: list[str] = []
+
+    def taken(room_id: str) -> bool:
+        drawn.append(room_id)
+        return len(drawn) == 1  # the first draw is someone's room already
+
+    room_id = new_room_id("escalation", taken)
+    assert len(drawn) == 2 and room_id == drawn[1] != drawn[0]
 
 
 def test_dm_reads_lines_from_stdin(cli: Cli, tmp_path: Path) -> None:

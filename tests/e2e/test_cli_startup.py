@@ -1,9 +1,10 @@
-"""``staffroom --help`` and the commands that need no room start without the LangGraph runtime.
+"""``staffroom --help`` and the commands that need no room start without the LangGraph runtime,
+and a help page without the spec machinery (pydantic, yaml, jinja2) either.
 
 Importing langgraph and langchain was most of the CLI's start-up (see
 benchmarks/cli_startup.py); a person typing ``--help`` or ``validate`` waited for a runtime
-that never ran. This is about a fresh interpreter's ``sys.modules``, so each check is a real
-process.
+that never ran, and then for the settings and spec models a help page never reads. This is
+about a fresh interpreter's ``sys.modules``, so each check is a real process.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import pytest
 from paths import ROOT
 
 HEAVY = ("langgraph", "langchain_core", "langchain_openai", "fastapi", "uvicorn")
+SPECS = ("pydantic", "yaml", "jinja2")
+"""What reading settings and spec files loads: a help page reads neither."""
 # Runs the command as the console script does, then says which heavy packages it loaded.
 PROBE = """
 import sys
@@ -33,9 +36,9 @@ sys.__stderr__.write(f"\\nLOADED={','.join(loaded)} CODE={code}\\n")
 """
 
 
-def loaded_by(*args: str, data: Path) -> list[str]:
-    """The heavy packages ``staffroom ARGS`` imported in a fresh interpreter."""
-    probe = f"HEAVY = {HEAVY!r}\n{PROBE}"
+def loaded_by(*args: str, data: Path, watched: tuple[str, ...] = HEAVY) -> list[str]:
+    """The ``watched`` packages ``staffroom ARGS`` imported in a fresh interpreter."""
+    probe = f"HEAVY = {watched!r}\n{PROBE}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
     done = subprocess.run(
         [sys.executable, "-c", probe, *args],
@@ -85,6 +88,22 @@ def test_commands_that_need_no_room_start_without_langgraph(
     args: list[str], tmp_path: Path
 ) -> None:
     assert loaded_by(*args, data=tmp_path / "data") == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["sop", "--help"],
+        ["knowledge", "--help"],
+        ["doctor", "--help"],
+        ["run", "--help"],
+        ["serve", "--help"],
+    ],
+    ids=" ".join,
+)
+def test_help_pages_load_no_settings_or_spec_models(args: list[str], tmp_path: Path) -> None:
+    assert loaded_by(*args, data=tmp_path / "data", watched=SPECS) == []
 
 
 def test_public_names_still_import_from_the_package() -> None:

@@ -258,7 +258,7 @@ def test_the_cli_and_the_server_refuse_the_same_edit_in_the_same_words(
 
 
 def test_an_empty_edit_and_a_bad_name_are_refused_on_both_surfaces_each_in_its_terms(
-    server: Server, cli: Cli
+    server: ServeProcess, cli: Cli
 ) -> None:
     too_long = "n" * 201  # a name is a label: at most 200 characters (specs/limits.py)
     with server.client() as client:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -15,48 +14,39 @@ from rich.markup import escape
 
 from framework.errors import InputError, StaffroomError
 from framework.phrases import known_language
-from framework.settings import Settings
-from framework.specs.model_spec import ModelSpec
-from framework.specs.models_file import parse_model_option
 from framework.surfaces.cli import knowledge as knowledge_cmds
-from framework.surfaces.cli import knowledge_add
+from framework.surfaces.cli import knowledge_add, knowledge_runs
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
-from framework.surfaces.cli.options import label_language, settings_for
+from framework.surfaces.cli.options import (
+    DataDir,
+    ModelOption,
+    Project,
+    label_language,
+    settings_for,
+)
 from framework.surfaces.cli.render import LabelConsole
 from framework.surfaces.cli.serve import SERVER_MODULES
 from framework.surfaces.cli.serve import serve as serve_cmd
+
+if TYPE_CHECKING:  # pydantic, the spec models and asyncio load when a command runs
+    from collections.abc import Coroutine
+
+    from framework.settings import Settings
 
 app = typer.Typer(
     help="Staffroom: digital employees in DMs and group Rooms, driven by versioned SOPs.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # typer coerces a parameter that has no value with pydantic; "--help" not given to
+    # `staffroom` itself (as in `staffroom doctor --help`) would load it for nothing.
+    context_settings={"default_map": {"help": False}},
 )
 # soft_wrap: piped output keeps one line per event (greppable); terminals wrap as usual.
 # Its labels are English until a command's settings say otherwise (see _labelled).
 console = LabelConsole(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
-
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Data folder (default: $STAFFROOM_HOME or ./.staffroom)."),
-]
-Project = Annotated[
-    Path | None,
-    typer.Option("--project", help="Folder with agents/, scenarios/, sop_library/ (default: .)."),
-]
-
-
-ModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="Model for every employee, over scenario and cards: simulated, "
-        "openai:NAME[@BASE_URL], a name from models.yaml, or a {provider: ..., ...} mapping "
-        "(default: $STAFFROOM_MODEL).",
-    ),
-]
 
 
 def _console(
@@ -65,6 +55,13 @@ def _console(
     """The console of a command given these options: every ``staffroom ...`` it prints
     carries them (see ``cli/hints.py``), so a hint runs as printed."""
     return HintConsole(Invocation(data_dir, project, model, _commands), labels=console)
+
+
+def _exit_after(job: Coroutine[Any, Any, int]) -> NoReturn:
+    """Run the command's coroutine; its result is the exit code."""
+    import asyncio
+
+    raise typer.Exit(asyncio.run(job))
 
 
 @functools.cache
@@ -133,7 +130,7 @@ def run(
     first = FirstMessage(message, message_file)
     out = _console(data_dir, project, model)
     ran = run_scenario(settings, scenario, room, script, interactive, out, first)
-    raise typer.Exit(asyncio.run(ran))
+    _exit_after(ran)
 
 
 @app.command()
@@ -149,7 +146,7 @@ def dm(
 
     settings = _writing("dm", data_dir, project, model)
     out = _console(data_dir, project, model)
-    raise typer.Exit(asyncio.run(run_dm(settings, employee, user, out)))
+    _exit_after(run_dm(settings, employee, user, out))
 
 
 @app.command()
@@ -173,7 +170,7 @@ def history(
     settings = _settings(data_dir, project)
     out = _console(data_dir, project)
     shown = show_history(settings, session, last, raw, out, follow)
-    raise typer.Exit(asyncio.run(shown))
+    _exit_after(shown)
 
 
 @app.command()
@@ -186,7 +183,7 @@ def replay(
     from framework.surfaces.cli.run import replay_session
 
     shown = replay_session(_settings(data_dir, project), session, _console(data_dir, project))
-    raise typer.Exit(asyncio.run(shown))
+    _exit_after(shown)
 
 
 @app.command()
@@ -209,7 +206,7 @@ def consolidate(
 
     settings = _writing("consolidate", data_dir, project, model)
     out = _console(data_dir, project, model)
-    raise typer.Exit(asyncio.run(consolidate_session(settings, session, force, out)))
+    _exit_after(consolidate_session(settings, session, force, out))
 
 
 @app.command()
@@ -230,7 +227,7 @@ def close(
 
     settings = _writing("close", data_dir, project, model)
     out = _console(data_dir, project, model)
-    raise typer.Exit(asyncio.run(close_session(settings, session, out)))
+    _exit_after(close_session(settings, session, out))
 
 
 @app.command()
@@ -255,8 +252,8 @@ def memory(
     out = _console(data_dir, project)
     if share is not None:
         shared = set_shared(settings, employee, user, share, out)
-        raise typer.Exit(asyncio.run(shared))
-    raise typer.Exit(asyncio.run(show_memory(settings, employee, user, out)))
+        _exit_after(shared)
+    _exit_after(show_memory(settings, employee, user, out))
 
 
 @app.command()
@@ -308,6 +305,8 @@ def init(
     ] = "en",
 ) -> None:
     """Scaffold a project (employees, a scenario, its SOP, models.yaml) that runs at once."""
+    from framework.specs.model_spec import ModelSpec
+    from framework.specs.models_file import parse_model_option
     from framework.surfaces.cli.init import init_project
 
     spec = parse_model_option(model, where="--model") if model else ModelSpec()
@@ -336,7 +335,7 @@ def doctor(
     from framework.surfaces.cli.doctor import doctor as check_data_folder
 
     settings = _settings(data_dir, project)
-    raise typer.Exit(asyncio.run(check_data_folder(settings, fix, _console(data_dir, project))))
+    _exit_after(check_data_folder(settings, fix, _console(data_dir, project)))
 
 
 # `staffroom serve` needs the `server` extra; the core CLI works without it. Looked up, not
@@ -356,8 +355,10 @@ else:
 app.add_typer(sop_cmds.app, name="sop")
 knowledge_cmds.app.command("add")(knowledge_add.add)
 app.add_typer(knowledge_cmds.app, name="knowledge")
-for _name in ("trackers", "proposal", "search", "extract", "reflect", "forget"):
+for _name in ("trackers", "proposal", "search"):
     app.command(_name)(getattr(knowledge_cmds, _name))
+for _name in ("extract", "reflect", "forget"):
+    app.command(_name)(getattr(knowledge_runs, _name))
 
 
 def _error(text: str) -> None:

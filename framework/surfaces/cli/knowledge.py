@@ -1,15 +1,14 @@
-"""The knowledge layers from the terminal: trackers, topic files, search, extract, forget.
+"""The knowledge layers from the terminal: trackers, topic files, search.
 
-``staffroom knowledge list|show|stale|review``, and the top-level ``trackers``, ``proposal``,
-``search``, ``extract`` and ``forget`` (registered in ``cli/__init__.py``). Reading commands
-open the data folder through :meth:`Stores.open`; ``extract`` opens the full Staffroom
-(it may call a model), ``search`` writes the derived index, ``review``, ``proposal`` and
-``forget`` change files: those refuse a read-only folder before anything opens.
+``staffroom knowledge list|show|stale|review``, and the top-level ``trackers``, ``proposal``
+and ``search`` (registered in ``cli/__init__.py``; ``extract``, ``reflect`` and ``forget`` are
+in :mod:`framework.surfaces.cli.knowledge_runs`). Reading commands open the data folder
+through :meth:`Stores.open`; ``search`` writes the derived index, ``review`` and ``proposal``
+change files: those refuse a read-only folder before anything opens.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -22,7 +21,6 @@ from rich.table import Table
 
 from framework.names import is_name
 from framework.phrases import Phrase
-from framework.settings import Settings
 from framework.surfaces.cli.options import label_language, settings_for
 from framework.surfaces.cli.render import LabelConsole, labels_language
 
@@ -81,6 +79,8 @@ def _stores_job(
     layers (``forget`` reaches MEMORY.md too): the folder's one :class:`Stores`."""
     settings = settings_for(data_dir, project, None)
     console.language = label_language(settings)
+
+    import asyncio
 
     from framework.stores import Stores
 
@@ -200,6 +200,8 @@ def review(
     """Record that a topic file was reviewed today (it leaves the stale list)."""
 
     async def job(kb: KnowledgeBase) -> int:
+        import asyncio
+
         done = await asyncio.to_thread(_store(kb, employee, library).review, topic)
         console.print(f"{done.category}/{done.slug}: reviewed {done.last_review}")
         return 0
@@ -266,6 +268,8 @@ def proposal(
         raise typer.BadParameter("write approve or reject", param_hint="DECISION")
 
     async def job(kb: KnowledgeBase) -> int:
+        import asyncio
+
         done = await asyncio.to_thread(
             kb.trackers.decide, proposal_id, approve=decision == "approve", by=by, note=note
         )
@@ -304,97 +308,3 @@ def search(
         return 0 if found.hits else 1
 
     raise typer.Exit(_admin_job(data_dir, project, job, writes="search"))
-
-
-def extract(
-    session: Annotated[str, typer.Argument(help="Session key, e.g. room:launch-42.")],
-    data_dir: DataDir = None,
-    project: Project = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model that extracts.")] = None,
-) -> None:
-    """Extract what a session said since its last extraction: journals, items, routing."""
-    from framework.stores import require_writable
-
-    settings = settings_for(data_dir, project, model, uses_model=model is not None)
-    require_writable(settings.data_dir, "extract")
-    raise typer.Exit(asyncio.run(_extract(settings, session)))
-
-
-async def _extract(settings: Settings, session: str) -> int:
-    from framework.staffroom import Staffroom
-
-    async with await Staffroom.open(settings=settings) as staff:
-        done = await staff.extract(session)
-    if done.run is None:
-        console.print(f"{session}: nothing new to extract")
-        return 0
-    gate = done.run.gate
-    console.print(f"{session}: {len(done.run.items)} item(s) by {', '.join(done.run.by)}")
-    said = f"re-scanned ({'; '.join(gate.reasons)})" if gate.fired else "did not fire"
-    console.print(f"  self-check gate: {escape(said)}")
-    for fallback in done.run.fallbacks:
-        console.print(f"  [yellow]fallback:[/] {escape(fallback)}")
-    for r in done.routed:
-        console.print(f"  {r.category} -> {escape(r.to)} ({r.outcome}): {escape(r.text)}")
-    return 0
-
-
-def forget(
-    text: Annotated[str | None, typer.Argument(help="A fact or a word to forget.")] = None,
-    person: Annotated[
-        str | None, typer.Option("--person", help="Forget everything about this person.")
-    ] = None,
-    employee: Annotated[
-        str | None, typer.Option("--employee", "-e", help="Only this employee's layers.")
-    ] = None,
-    data_dir: DataDir = None,
-    project: Project = None,
-) -> None:
-    """Remove a fact, or everything about a person, from every layer; print what went."""
-    if (text is None) == (person is None):
-        raise typer.BadParameter("give TEXT or --person NAME (one of them)")
-
-    from framework.knowledge.forget import forget_person, forget_text  # the one command using it
-
-    async def job(stores: Stores) -> int:
-        kb, memory = stores.knowledge(), stores.memory
-        if person is not None:
-            report = await forget_person(kb, person, memory=memory)
-        else:
-            report = await forget_text(kb, text or "", memory=memory, employee=employee)
-        console.print(report.render(), markup=False, highlight=False)
-        return 0
-
-    raise typer.Exit(_stores_job(data_dir, project, job, writes="forget"))
-
-
-def reflect(
-    employee: Annotated[str | None, typer.Argument(help="Employee id (default: everyone).")] = None,
-    data_dir: DataDir = None,
-    project: Project = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model that reflects.")] = None,
-) -> None:
-    """Run the reflections that are due: each reads its journals and knowledge in a session
-    whose end is extracted like any other."""
-    from framework.stores import require_writable
-
-    settings = settings_for(data_dir, project, model, uses_model=model is not None)
-    require_writable(settings.data_dir, "reflect")
-    raise typer.Exit(asyncio.run(_reflect(settings, employee)))
-
-
-async def _reflect(settings: Settings, employee: str | None) -> int:
-    from framework.staffroom import Staffroom
-
-    async with await Staffroom.open(settings=settings) as staff:
-        runs = await staff.reflect(employee)
-    for run in runs:
-        routed = run.knowledge.get("routed", []) if run.knowledge else []
-        console.print(
-            f"{run.employee} {run.reflection_id}: reflected in {run.session} over "
-            f"{run.days_read} journal day(s); {len(routed) if isinstance(routed, list) else 0} "
-            "item(s) routed"
-        )
-    if not runs:
-        console.print("no reflection is due")
-    return 0

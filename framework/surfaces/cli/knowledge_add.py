@@ -7,7 +7,6 @@ duplicate entry is not added twice), and search and prompts find it from then on
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,7 +14,6 @@ from rich.markup import escape
 
 from framework.errors import UnknownNameError
 from framework.phrases import Phrase
-from framework.specs._explain import hint
 from framework.surfaces.cli.knowledge import (
     DataDir,
     Employee,
@@ -77,6 +75,7 @@ def add(
     if employee is not None:
         # A typo would start a knowledge folder no employee reads: refuse it by name.
         root = settings_for(data_dir, project, None).project_dir
+        from framework.specs._explain import hint
         from framework.specs.catalog import Catalog
 
         known = sorted(Catalog.for_project(root).employees)
@@ -88,6 +87,8 @@ def add(
             )
 
     async def job(kb: KnowledgeBase) -> int:
+        import asyncio
+
         store = _store(kb, employee, library or "shared")
         where = category or kb.config.categories[0]
         done = await asyncio.to_thread(store.update, topic, where, add=[text])

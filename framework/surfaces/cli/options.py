@@ -3,20 +3,24 @@
 ``--model`` and its environment form ``$STAFFROOM_MODEL`` are checked here in full (parsed,
 resolved against models.yaml, the model built once), so a bad value is one error naming the
 flag or the variable and the forms it takes, before a room is opened, not a failure deep in
-the first turn.
+the first turn. The options themselves (``--data-dir``, ``--project``, ``--model``) are
+declared here once for the commands that take them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 from framework.errors import InputError, ModelError
 from framework.phrases import Language
-from framework.settings import Settings
-from framework.specs.model_spec import ModelSpec
-from framework.specs.models_file import MODELS_FILE, ModelRegistry, parse_model_option
+
+if TYPE_CHECKING:  # pydantic and the spec models load when a command reads its settings
+    from framework.settings import Settings
+    from framework.specs.model_spec import ModelSpec
 
 MODEL_ENV = "STAFFROOM_MODEL"
 MODEL_FORMS = (
@@ -25,6 +29,25 @@ MODEL_FORMS = (
     "http://127.0.0.1:8080/v1}"
 )
 """Every form ``--model`` / ``$STAFFROOM_MODEL`` takes, for error messages."""
+
+# `serve` takes DataDir as is; its --project has an alias and its --model another help.
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data folder (default: $STAFFROOM_HOME or ./.staffroom)."),
+]
+Project = Annotated[
+    Path | None,
+    typer.Option("--project", help="Folder with agents/, scenarios/, sop_library/ (default: .)."),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Model for every employee, over scenario and cards: simulated, "
+        "openai:NAME[@BASE_URL], a name from models.yaml, or a {provider: ..., ...} mapping "
+        "(default: $STAFFROOM_MODEL).",
+    ),
+]
 
 
 def settings_for(
@@ -39,6 +62,9 @@ def settings_for(
     With ``uses_model`` (run, dm, consolidate) the model override, if any, is also resolved
     and built once, so its mistakes are reported here, naming where it came from.
     """
+    from framework.settings import Settings
+    from framework.specs.models_file import parse_model_option
+
     try:
         override = parse_model_option(model, where="--model") if model else None
     except InputError as exc:
@@ -74,7 +100,10 @@ def label_language(settings: Settings, *, lenient: bool = False) -> Language:
 def check_model(settings: Settings, spec: ModelSpec, where: str) -> None:
     """Resolve ``spec`` against the project's models.yaml and build it (no call is made);
     :class:`InputError` naming ``where`` and the valid forms if either fails."""
+    import asyncio
+
     from framework.models.factory import build_model, close_model  # langchain: only here
+    from framework.specs.models_file import MODELS_FILE, ModelRegistry
 
     # A broken models.yaml is its own error (file:line), not the flag's or the variable's.
     registry = ModelRegistry.load(settings.project_dir / MODELS_FILE)

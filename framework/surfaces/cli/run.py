@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import secrets
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +17,7 @@ from framework.runtime.room import Room
 from framework.sessions.entry import entry_meta, is_entry
 from framework.sessions.events import EventKind
 from framework.sessions.follow import follow_log
-from framework.sessions.keys import SessionKey
+from framework.sessions.keys import Channel, SessionKey
 from framework.sessions.payloads import ErrorPayload, payload_of
 from framework.settings import Settings
 from framework.sop.outcomes import TURN_FAILURES
@@ -142,6 +143,19 @@ class FirstMessage:
         return read_message(self.text, self.file, humans, language)
 
 
+def new_room_id(scenario_id: str, taken: Callable[[str], bool]) -> str:
+    """The id of the new room ``run`` opens without ``--room``: the scenario, the time (UTC)
+    and four random hex digits, e.g. ``escalation-20260101-093000-5f3a``.
+
+    The time alone let two runs started in the same second share a room: the second silently
+    continued the first. The random part keeps them apart, in one process or two; an id that
+    is already ``taken`` (its room has a log) is drawn again."""
+    stamp = f"{scenario_id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+    while taken(room_id := f"{stamp}-{secrets.token_hex(2)}"):
+        pass
+    return room_id
+
+
 async def run_scenario(
     settings: Settings,
     scenario: str,
@@ -168,7 +182,9 @@ async def run_scenario(
         # Read before the room opens: nothing runs on a message that cannot be read.
         opening = (first or FirstMessage()).read(humans, labels_language(console))
         if room_id is None:  # "" is not "no room": it is refused as a room id below
-            room_id = f"{spec.id}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+            room_id = new_room_id(
+                spec.id, lambda i: staff.sessions.log_path(SessionKey(Channel.ROOM, i)).exists()
+            )
         room = await staff.room(room_id, spec)
         console.print(f"[bold]room[/] {room.key} · scenario {spec.id} · data {settings.data_dir}")
         _show_models(console, room)

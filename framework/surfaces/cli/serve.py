@@ -8,7 +8,6 @@ is one ``error:`` line and exit 2.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import logging
@@ -23,13 +22,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from framework.errors import InputError, StaffroomError
-from framework.settings import Settings
-from framework.specs.project_file import project_language
-from framework.surfaces.cli.options import settings_for
+from framework.surfaces.cli.options import DataDir, settings_for
 
 if TYPE_CHECKING:  # the server loads when `serve` runs: every other command stays light
     import uvicorn
 
+    from framework.settings import Settings
     from framework.surfaces.server.app import Mount
     from framework.surfaces.server.config import ServerConfig
 
@@ -55,10 +53,7 @@ def serve(
         bool,
         typer.Option("--no-auth", help="Serve without tokens (only on 127.0.0.1 / ::1)."),
     ] = False,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option("--data-dir", help="Data folder (default: $STAFFROOM_HOME or ./.staffroom)."),
-    ] = None,
+    data_dir: DataDir = None,
     project: Annotated[
         Path | None,
         typer.Option("--project", "--project-dir", help="Folder with agents/, scenarios/."),
@@ -72,6 +67,9 @@ def serve(
     ] = "info",
 ) -> None:
     """Serve rooms and DMs over HTTP: JSON API, SSE streams, webhooks (docs at /docs)."""
+    import asyncio
+
+    from framework.specs.project_file import project_language
     from framework.stores import require_writable
     from framework.surfaces.server.config import load_config
 
@@ -229,6 +227,8 @@ def _server(config: uvicorn.Config) -> uvicorn.Server:
     is still closing the Staffroom: its SQLite connections were left open and the process never
     exited. Here the signal stops serving and the code after ``serve()`` closes everything.
     """
+    import asyncio
+
     import uvicorn  # defined here: `staffroom --help` does not import uvicorn
 
     class _Server(uvicorn.Server):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import getpass
-import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,18 +13,15 @@ from rich.markup import escape
 
 from framework.errors import InputError, StorageError
 from framework.phrases import Phrase
-from framework.settings import Settings
-from framework.sop.edits import diff_steps
-from framework.sop.model import Status
-from framework.sop.ref import SopRef
-from framework.sop.trials import ALREADY, ScenarioTrials, TrialPolicy
-from framework.specs.catalog import Catalog
 from framework.surfaces.cli import sop_tables
 from framework.surfaces.cli.options import label_language
 from framework.surfaces.cli.render import LabelConsole, labels_language
 
 if TYPE_CHECKING:  # imported when a command runs: `staffroom --help` stays light
+    from framework.settings import Settings
+    from framework.sop.ref import SopRef
     from framework.sop.service import SopService
+    from framework.sop.trials import ScenarioTrials
 
 app = typer.Typer(
     help="Versioned SOPs: list, show, diff, review, explain, measure.", no_args_is_help=True
@@ -45,6 +40,8 @@ def _run(
 ) -> None:
     """Run ``job`` on the SOP service; a command that only reads also works on a read-only
     data folder (see ``framework.stores``), one that ``writes`` is refused there up front."""
+    import asyncio
+    import sqlite3
 
     from framework.stores import Stores
 
@@ -63,6 +60,8 @@ def _run(
 
 def _settings(ctx: typer.Context) -> Settings:
     """The command's settings; the console's labels set to the language they name."""
+    from framework.settings import Settings
+
     obj = ctx.obj or {}
     settings = Settings.from_env(data_dir=obj.get("data_dir"), project_dir=obj.get("project"))
     console.language = label_language(settings)
@@ -73,6 +72,7 @@ async def _ref(service: SopService, text: str, *, required: bool) -> SopRef:
     """``ID`` or ``ID@VERSION`` checked against the store: the SOP exists, and the version
     is a number it holds (``tech-article@x`` used to show v1). ``required``: a command that
     changes one version needs the ``@VERSION``. Errors list the versions there are."""
+    from framework.sop.ref import SopRef
     from framework.sop.service import ensure_known
 
     sop_id = SopRef.id_of(text)
@@ -125,6 +125,7 @@ def show(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="ID or ID@V
 @app.command()
 def diff(ctx: typer.Context, sop_id: str, v1: int, v2: int) -> None:
     """Step-level diff between two versions."""
+    from framework.sop.edits import diff_steps
     from framework.sop.service import ensure_known
 
     async def job(service: SopService) -> None:
@@ -184,6 +185,8 @@ def publish(
 
     async def job(service: SopService) -> None:
         from framework.sop import drafting
+        from framework.sop.model import Status
+        from framework.sop.trials import ALREADY
 
         person, required = _person(by), [_named(r, "--require") for r in reviewers or []]
         chosen = await _ref(service, ref, required=True)
@@ -258,6 +261,9 @@ def edit(
 
 def _trial_settings(settings: Settings, sop_id: str) -> list[ScenarioTrials]:
     """The trial settings of each of the project's scenarios that runs ``sop_id``."""
+    from framework.sop.trials import ScenarioTrials, TrialPolicy
+    from framework.specs.catalog import Catalog
+
     catalog = Catalog.for_project(settings.project_dir)
     return [
         ScenarioTrials(s.id, TrialPolicy(s.settings.sop_trial_share, s.settings.sop_trial_runs))

@@ -13,12 +13,11 @@ from rich.table import Table
 
 from framework.errors import UnknownNameError
 from framework.phrases import Phrase
-from framework.sop.library_io import ImportReport
-from framework.sop.model import SopVersion
-from framework.specs.sop_card import render_steps
 from framework.surfaces.cli.render import labels_language
 
 if TYPE_CHECKING:  # `staffroom --help` loads this module: the service (and its model) stay out
+    from framework.sop.library_io import ImportReport
+    from framework.sop.model import SopVersion
     from framework.sop.service import SopService
 
 LIST_COLUMNS = Phrase(
@@ -109,6 +108,8 @@ async def list_versions(service: SopService, console: Console) -> None:
 
 async def show_version(service: SopService, v: SopVersion, console: Console) -> None:
     """``sop show``: a version's steps, change log, approvals and who is still to approve."""
+    from framework.specs.sop_card import render_steps
+
     lang = labels_language(console)
     console.print(f"[bold]{v.ref}[/] · {v.status} · {escape(v.scope)}")
     console.print(escape(render_steps(v.ref, v.goal, v.steps)))
