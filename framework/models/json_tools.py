@@ -71,30 +71,12 @@ UNUSABLE_RETRY = Phrase(
     en="That answer cannot be used: {problem}. Answer again with one JSON object.",
     zh="这个回答无法使用：{problem}。请重新只回答一个 JSON 对象。",
 )
-USED_JSON = Phrase(
-    en="tool calls asked for as JSON (from now on at producing steps on {model})",
-    zh="改用 JSON 请求工具调用（此后 {model} 在需要产出的步骤上都这样）",
-)
-NO_TOOL_CALL = Phrase(
-    en="{employee} was offered tools but answered step {step} (which produces {files}) "
-    "without a tool call",
-    zh="{employee} 有工具可用，却没有调用任何工具就回答了第 {step} 步（该步产出 {files}）",
-)
 GRAMMAR_MAX_CHARS = 1000
 """The longest ``maxLength`` a schema string gets: llama.cpp compiles ``maxLength: n`` into n
 nested optional rules, and llama-cpp-python 0.3.36's server fails to parse the grammar above
 about a thousand ("number of rules ... exceeds sane defaults") and then crashes (measured:
 1,000 compiles, 1,200 and 1,400 killed the server). With the default 2,048-token output cap
 the bound was 1,488, so a new project's first producing step took its local server down."""
-
-USED_REPLY = Phrase(
-    en="the answer as a plain reply",
-    zh="把回答当作普通回复",
-)
-UNUSABLE = Phrase(
-    en="the JSON tool answer is unusable: {problem}",
-    zh="JSON 工具调用回答无法使用：{problem}",
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,14 +17,8 @@ from framework.extensions.hooks import ReplyLogged
 from framework.extensions.sink import EventSink
 from framework.extensions.tools import ToolScope
 from framework.models.calls import ModelCallError, call_model, text_of
-from framework.models.json_tools import (
-    NO_TOOL_CALL,
-    PROTOCOL,
-    UNUSABLE,
-    USED_JSON,
-    USED_REPLY,
-    ToolCalling,
-)
+from framework.models.json_tools import PROTOCOL, ToolCalling
+from framework.phrases import Phrase
 from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.prompt_budget import fit_messages, total_tokens
 from framework.runtime.state import Pick
@@ -47,6 +41,25 @@ class TurnResult:
 
 EMPTY_NUDGE = (
     "你的回复是空的。请用一两句话作答。/ Your reply was empty: answer in one or two sentences."
+)
+
+# What the fallbacks of the JSON tool protocol say (models/json_tools.py) when this turn takes one.
+USED_JSON = Phrase(
+    en="tool calls asked for as JSON (from now on at producing steps on {model})",
+    zh="改用 JSON 请求工具调用（此后 {model} 在需要产出的步骤上都这样）",
+)
+NO_TOOL_CALL = Phrase(
+    en="{employee} was offered tools but answered step {step} (which produces {files}) "
+    "without a tool call",
+    zh="{employee} 有工具可用，却没有调用任何工具就回答了第 {step} 步（该步产出 {files}）",
+)
+USED_REPLY = Phrase(
+    en="the answer as a plain reply",
+    zh="把回答当作普通回复",
+)
+UNUSABLE = Phrase(
+    en="the JSON tool answer is unusable: {problem}",
+    zh="JSON 工具调用回答无法使用：{problem}",
 )
 
 

@@ -165,10 +165,6 @@ SERVES_ALL = Phrase(
     en="{ref} is published: it is the only published version, so every new room runs it",
     zh="{ref} 已发布：它是唯一已发布的版本，所有新房间都运行它",
 )
-ALREADY = Phrase(
-    en="{ref} was already published",
-    zh="{ref} 之前已发布",
-)
 
 
 @dataclass(frozen=True, slots=True)

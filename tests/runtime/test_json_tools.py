@@ -14,7 +14,8 @@ from typing import Any
 from stub_openai import StubOpenAI
 
 from framework import Event, EventKind, Settings, Staffroom
-from framework.models.json_tools import NO_TOOL_CALL, TOOL_RESULT, UNUSABLE
+from framework.models.json_tools import TOOL_RESULT
+from framework.runtime.turn import NO_TOOL_CALL, UNUSABLE
 from framework.sessions.keys import SessionKey
 from framework.specs.model_spec import ModelSpec
 

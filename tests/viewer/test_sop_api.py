@@ -261,7 +261,7 @@ def test_an_empty_edit_and_a_bad_name_are_refused_on_both_surfaces_each_in_its_t
     server: ServeProcess, cli: Cli
 ) -> None:
     too_long = "n" * 201  # a name is a label: at most 200 characters (specs/limits.py)
-    with server.client() as client:
+    with server.client(MANAGER) as client:
         nothing = edit(client, note="x")
         assert nothing.status_code == 400
         assert "`card`" in error(nothing)["fix"] and "`steps`" in error(nothing)["fix"]

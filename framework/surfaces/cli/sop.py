@@ -23,6 +23,11 @@ if TYPE_CHECKING:  # imported when a command runs: `staffroom --help` stays ligh
     from framework.sop.service import SopService
     from framework.sop.trials import ScenarioTrials
 
+ALREADY = Phrase(
+    en="{ref} was already published",
+    zh="{ref} 之前已发布",
+)
+
 app = typer.Typer(
     help="Versioned SOPs: list, show, diff, review, explain, measure.", no_args_is_help=True
 )
@@ -186,7 +191,6 @@ def publish(
     async def job(service: SopService) -> None:
         from framework.sop import drafting
         from framework.sop.model import Status
-        from framework.sop.trials import ALREADY
 
         person, required = _person(by), [_named(r, "--require") for r in reviewers or []]
         chosen = await _ref(service, ref, required=True)
