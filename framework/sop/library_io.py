@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -27,7 +27,9 @@ from framework.errors import InputError, SopCardError
 from framework.specs.sop_card import SopCard, SopLibrary, load_sop_card
 
 from .model import Approval, ChangeLogEntry, SopVersion, Status, same_content
-from .store import SopStore
+
+if TYPE_CHECKING:  # only annotations: `staffroom validate` reads cards without opening a store
+    from .store import SopStore
 
 APPROVALS_HEADING = "## Approvals"
 _RANK = {Status.DRAFT: 0, Status.PUBLISHED: 1, Status.DEPRECATED: 2}

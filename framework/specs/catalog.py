@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from framework.errors import CardError, InputError, ScenarioError, UnknownNameError
 from framework.phrases import Language
-from framework.sessions.payloads import EntryPayload
 
 from ._explain import hint
 from .employee import EmployeeCard, load_card
@@ -37,6 +36,9 @@ from .project import (
 from .scenario import Scenario, load_scenario
 from .scenario_checks import StoredSop, resolve_speaker, scenario_problems
 from .sop_card import SopLibrary
+
+if TYPE_CHECKING:  # annotations only: `staffroom validate` skips the session layer
+    from framework.sessions.payloads import EntryPayload
 
 _T = TypeVar("_T")
 

@@ -13,7 +13,8 @@ import pytest
 from cli_in_process import Cli
 
 from framework.sessions.events import Event, EventKind
-from framework.surfaces.cli.render import LabelConsole, render_event
+from framework.surfaces.cli.console import LabelConsole
+from framework.surfaces.cli.render import render_event
 
 ENGLISH = ["mean s", "last review", "no memory yet", "no problems found", ": valid"]
 ENGLISH += ["Use the recurring corrections", "hit rate per user", "lacking evidence", ", score "]

@@ -11,8 +11,9 @@ from rich.console import Console
 
 from framework.phrases import Language
 from framework.sessions.events import EventKind, make_event
+from framework.surfaces.cli.console import LabelConsole
 from framework.surfaces.cli.event_labels import BESIDE_TRIAL
-from framework.surfaces.cli.render import LabelConsole, render_event
+from framework.surfaces.cli.render import render_event
 
 
 def test_long_sop_lines_wrap_inside_the_panel() -> None:

@@ -17,6 +17,7 @@ from framework.phrases import known_language
 from framework.surfaces.cli import knowledge as knowledge_cmds
 from framework.surfaces.cli import knowledge_add, knowledge_runs
 from framework.surfaces.cli import sop as sop_cmds
+from framework.surfaces.cli.console import LabelConsole
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
 from framework.surfaces.cli.options import (
     DataDir,
@@ -25,7 +26,6 @@ from framework.surfaces.cli.options import (
     label_language,
     settings_for,
 )
-from framework.surfaces.cli.render import LabelConsole
 from framework.surfaces.cli.serve import SERVER_MODULES
 from framework.surfaces.cli.serve import serve as serve_cmd
 

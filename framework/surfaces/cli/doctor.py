@@ -8,8 +8,8 @@ from rich.markup import escape
 from framework.doctor import Diagnosis, diagnose, repair
 from framework.phrases import Language, Phrase
 from framework.settings import Settings
+from framework.surfaces.cli.console import labels_language
 from framework.surfaces.cli.event_labels import COUNT_SEPARATOR
-from framework.surfaces.cli.render import labels_language
 
 CHECKED = Phrase(
     en="checked {folder}: {counts}",

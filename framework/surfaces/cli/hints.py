@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from rich.markup import escape
 
 from framework.phrases import Language, Phrase
-from framework.surfaces.cli.render import LabelConsole
+from framework.surfaces.cli.console import LabelConsole
 
 CARRIED = ("--data-dir", "--project", "--model")
 """The options a hint carries over from the command that printed it."""

@@ -21,8 +21,8 @@ from rich.table import Table
 
 from framework.names import is_name
 from framework.phrases import Phrase
+from framework.surfaces.cli.console import LabelConsole, labels_language
 from framework.surfaces.cli.options import label_language, settings_for
-from framework.surfaces.cli.render import LabelConsole, labels_language
 
 if TYPE_CHECKING:  # the commands import these when they run: `--help` stays light
     from framework.knowledge.base import KnowledgeBase

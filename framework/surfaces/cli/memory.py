@@ -9,7 +9,7 @@ from framework.phrases import Phrase
 from framework.settings import Settings
 from framework.staffroom import Staffroom
 from framework.stores import Stores
-from framework.surfaces.cli.render import labels_language
+from framework.surfaces.cli.console import labels_language
 
 NO_MEMORY = Phrase(
     en="no memory yet: {path}",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.markup import escape
@@ -30,6 +28,7 @@ from framework.sessions.payloads import (
     WaitPayload,
     payload_of,
 )
+from framework.surfaces.cli.console import labels_language
 from framework.surfaces.cli.event_labels import (
     ASKED_AGAIN,
     BESIDE_TRIAL,
@@ -60,21 +59,6 @@ from framework.surfaces.cli.event_labels import (
     WHY,
     WHY_LABELS,
 )
-
-
-class LabelConsole(Console):
-    """A rich console that knows the language of the labels it prints (the CLI sets it from
-    ``$STAFFROOM_LANGUAGE`` or the project's ``staffroom.yaml`` once the settings are read)."""
-
-    def __init__(self, *args: Any, language: Language = "en", **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.language: Language = language
-
-
-def labels_language(console: Console) -> Language:
-    """The language ``console`` labels things in (English for a plain console)."""
-    return console.language if isinstance(console, LabelConsole) else "en"
-
 
 SHOWN_CHARS = 2000
 """Characters of one message a transcript shows; the terminal's wrapping of a very long line

@@ -25,8 +25,9 @@ from framework.sop.ref import SopRef
 from framework.specs.sop_card import render_steps
 from framework.staffroom import Staffroom
 from framework.stores import Stores
+from framework.surfaces.cli.console import labels_language
 from framework.surfaces.cli.hints import CONTINUE_HINT, HintConsole, Invocation
-from framework.surfaces.cli.render import labels_language, render_event
+from framework.surfaces.cli.render import render_event
 from framework.surfaces.cli.script import (
     ScriptLine,
     parse_script,

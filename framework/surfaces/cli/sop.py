@@ -14,8 +14,8 @@ from rich.markup import escape
 from framework.errors import InputError, StorageError
 from framework.phrases import Phrase
 from framework.surfaces.cli import sop_tables
+from framework.surfaces.cli.console import LabelConsole, labels_language
 from framework.surfaces.cli.options import label_language
-from framework.surfaces.cli.render import LabelConsole, labels_language
 
 if TYPE_CHECKING:  # imported when a command runs: `staffroom --help` stays light
     from framework.settings import Settings

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from framework.errors import UnknownNameError
 from framework.phrases import Phrase
-from framework.surfaces.cli.render import labels_language
+from framework.surfaces.cli.console import labels_language
 
 if TYPE_CHECKING:  # `staffroom --help` loads this module: the service (and its model) stay out
     from framework.sop.library_io import ImportReport

@@ -26,7 +26,7 @@ from framework.specs.project import SCENARIOS, SOPS, YAML_SUFFIXES, project_root
 from framework.specs.scenario import load_scenario
 from framework.specs.sop_card import load_sop_card
 from framework.specs.validation import spec_files, validate_paths
-from framework.surfaces.cli.render import labels_language
+from framework.surfaces.cli.console import labels_language
 
 PROBLEMS = Phrase(
     en="{n} problem(s)",
