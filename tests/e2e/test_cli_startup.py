@@ -1,5 +1,6 @@
 """``staffroom --help`` and the commands that need no room start without the LangGraph runtime,
-and a help page without the spec machinery (pydantic, yaml, jinja2) either.
+and a help page without the spec machinery (pydantic, yaml, jinja2) or the session layer
+(which reads logs) either.
 
 Importing langgraph and langchain was most of the CLI's start-up (see
 benchmarks/cli_startup.py); a person typing ``--help`` or ``validate`` waited for a runtime
@@ -18,7 +19,7 @@ import pytest
 from paths import ROOT
 
 HEAVY = ("langgraph", "langchain_core", "langchain_openai", "fastapi", "uvicorn")
-SPECS = ("pydantic", "yaml", "jinja2")
+SPECS = ("pydantic", "yaml", "jinja2", "framework.sessions", "aiosqlite")
 """What reading settings and spec files loads: a help page reads neither."""
 # Runs the command as the console script does, then says which heavy packages it loaded.
 PROBE = """
@@ -31,7 +32,7 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-loaded = sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY))
+loaded = sorted(w for w in HEAVY if any(m == w or m.startswith(w + ".") for m in sys.modules))
 sys.__stderr__.write(f"\\nLOADED={','.join(loaded)} CODE={code}\\n")
 """
 
@@ -102,7 +103,9 @@ def test_commands_that_need_no_room_start_without_langgraph(
     ],
     ids=" ".join,
 )
-def test_help_pages_load_no_settings_or_spec_models(args: list[str], tmp_path: Path) -> None:
+def test_help_pages_load_no_settings_spec_models_or_session_layer(
+    args: list[str], tmp_path: Path
+) -> None:
     assert loaded_by(*args, data=tmp_path / "data", watched=SPECS) == []
 
 
