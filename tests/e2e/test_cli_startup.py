@@ -72,17 +72,19 @@ def test_importing_the_cli_loads_no_runtime() -> None:
     assert done.stdout.strip() == "[]", done.stderr
 
 
+HELP_PAGES = [
+    ["--help"],
+    ["sop", "--help"],
+    ["knowledge", "--help"],
+    ["doctor", "--help"],
+    ["run", "--help"],
+    ["serve", "--help"],
+]
+
+
 @pytest.mark.parametrize(
     "args",
-    [
-        ["--help"],
-        ["sop", "--help"],
-        ["knowledge", "--help"],
-        ["doctor", "--help"],
-        ["serve", "--help"],
-        ["validate", "scenarios/escalation.yaml"],
-        ["schema", "employee"],
-    ],
+    [*HELP_PAGES, ["validate", "scenarios/escalation.yaml"], ["schema", "employee"]],
     ids=" ".join,
 )
 def test_commands_that_need_no_room_start_without_langgraph(
@@ -91,18 +93,7 @@ def test_commands_that_need_no_room_start_without_langgraph(
     assert loaded_by(*args, data=tmp_path / "data") == []
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--help"],
-        ["sop", "--help"],
-        ["knowledge", "--help"],
-        ["doctor", "--help"],
-        ["run", "--help"],
-        ["serve", "--help"],
-    ],
-    ids=" ".join,
-)
+@pytest.mark.parametrize("args", HELP_PAGES, ids=" ".join)
 def test_help_pages_load_no_settings_spec_models_or_session_layer(
     args: list[str], tmp_path: Path
 ) -> None:
