@@ -64,6 +64,10 @@ WRITING_OUTPUT = Phrase(
     en="[simulated] Writing the output of this step to the workspace.",
     zh="[simulated] 先把这一步的产出写进工作区。",
 )
+NOT_NOTED = Phrase(
+    en="[simulated] {name}: the memory was not written ({saved}).",
+    zh="[simulated] {name}：记忆没有写入（{saved}）。",
+)
 NOTED = Phrase(
     en="[simulated] {name}: noted, I will remember that ({saved}).",
     zh="[simulated] {name}：好的，我记下了（{saved}）。",
@@ -237,7 +241,7 @@ class SimulatedChatModel(OfflineChatModel):
         name = brief.get("display_name") or brief.get("employee", "employee")
         saved = str(result.content)
         if result.status == "error":
-            return f"[simulated] {name}：记忆没有写入（{snippet(saved, 80)}）。"
+            return NOT_NOTED("en" if english else "zh", name=name, saved=snippet(saved, 80))
         if LANGUAGE_KEY in saved:
             # The preference just saved applies to this very reply.
             english = (
