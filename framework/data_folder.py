@@ -39,6 +39,7 @@ LangGraph: stores open with :func:`connect_store`, whose every query turns it in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -51,6 +52,7 @@ from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 
+from framework.atomic_files import replace_file
 from framework.errors import InputError, StorageError
 from framework.names import check_name, is_name
 
@@ -308,24 +310,20 @@ class DataFolder:
         new = {n: _now() for n in names if n not in known and self.store(n).exists()}
         if not new:
             return
-        body = json.dumps({"format": 1, "stores": {**known, **new}}, indent=2) + "\n"
-        tmp = self.manifest.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(body, encoding="utf-8")
-            os.replace(tmp, self.manifest)  # atomic: a reader never sees half a file
-        except OSError:
-            # A read-only folder: nothing can be lost from it through us either.
-            tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only folder: nothing to lose through us
+            self._write_record({**known, **new})
 
     def forget(self, name: str) -> None:
         """Drop a store from the record (``doctor --repair`` starting it anew)."""
         known = self.recorded()
         if known.pop(name, None) is None:
             return
-        body = json.dumps({"format": 1, "stores": known}, indent=2) + "\n"
-        tmp = self.manifest.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
-        tmp.write_text(body, encoding="utf-8")
-        os.replace(tmp, self.manifest)
+        self._write_record(known)
+
+    def _write_record(self, stores: dict[str, str]) -> None:
+        # Replaced whole, so a reader never sees half a record.
+        body = json.dumps({"format": 1, "stores": stores}, indent=2) + "\n"
+        replace_file(self.manifest, body.encode(), prefix=f".{MANIFEST}.")
 
     def set_aside(self, name: str) -> list[str]:
         """Move store ``name`` and its SQLite side files to ``{name}.broken-{time}[-wal|-shm]``

@@ -25,8 +25,8 @@ from typing import Any, Generic, Literal, Self, TypeVar
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from framework.atomic_files import replace_file
 from framework.errors import InputError, StorageError
-from framework.sessions.replace import replace_file
 from framework.specs.yaml_loader import load_yaml_text, spec_error, validate
 
 __all__ = ["FileItem", "ItemsDoc", "JsonItems", "build", "file_lock", "read_utf8", "write_atomic"]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from framework.sessions.replace import replace_file
+from framework.atomic_files import replace_file
 
 __all__ = ["MAX_SUPERSEDED", "FactLog", "Superseded"]
 

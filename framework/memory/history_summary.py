@@ -16,9 +16,9 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from framework.atomic_files import replace_file
 from framework.errors import StorageError
 from framework.memory.similarity import normalize
-from framework.sessions.replace import replace_file
 
 __all__ = ["HEADER", "HistorySummary"]
 

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from framework.atomic_files import replace_file
 from framework.errors import InputError, MemoryCapExceeded, StorageError
 from framework.language import is_english
 from framework.memory.entries import (
@@ -51,7 +52,6 @@ from framework.memory.fact_log import FactLog, Superseded
 from framework.memory.fact_rules import same_fact, superseded_by
 from framework.memory.refusals import cap_message, not_utf8
 from framework.memory.similarity import Similarity, normalize, normalized_similarity
-from framework.sessions.replace import replace_file
 
 # The entry types its methods take and give; the rest of ``entries`` is imported from there.
 __all__ = ["MemoryChange", "MemoryDoc", "MemoryFile"]

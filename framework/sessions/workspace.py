@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from framework.atomic_files import replace_file
 from framework.errors import WorkspaceEscapeError
-from framework.sessions.replace import replace_file
 
 __all__ = ["Workspace"]
 

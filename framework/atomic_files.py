@@ -2,7 +2,8 @@
 
 The bytes go to a temporary file in the target's own folder (the same file system, so
 ``os.replace`` is a rename), then take the target's name. Workspace files, MEMORY.md and its
-``facts.json``, HISTORY.md and the knowledge files are all written this way.
+``facts.json``, HISTORY.md, the knowledge files and the data folder's store record are all
+written this way.
 """
 
 from __future__ import annotations
