@@ -129,6 +129,7 @@ async function loadSessions() {
 async function loadScenarios() {
   try {
     const { scenarios } = await api("/api/scenarios");
+    // The form starts hidden: submitted before the list came, it sent no scenario (a 422).
     $("open-form").hidden = false;
     $("open-scenario").replaceChildren(
       ...scenarios.map((s) => h("option", { value: s.id, textContent: `${s.title} (${s.id})` })),
