@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 
-.PHONY: demo demo-zh test test-llm lint docs setup clean browser
+.PHONY: demo demo-zh test test-pg test-llm lint docs setup clean browser postgres-server postgres
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,21 @@ browser:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "note: no /usr/bin/chromium (apt-get install chromium): browser tests are skipped"
 
+# The database tests start a throwaway PostgreSQL cluster of their own (tests/pg_cluster.py):
+# its server programs are installed here from Debian's packages when missing and this user
+# may (root with apt-get). Without them the database tests fail, saying so: they never skip.
+postgres-server:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null \
+		|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } \
+		|| echo "note: no PostgreSQL server programs (apt-get install postgresql): database tests fail"
+
+# A local PostgreSQL cluster in ./.staffroom-pg to try the database backend (trusts local
+# users: not for production); prints the URL for --database / $$STAFFROOM_DATABASE_URL.
+postgres: $(STAMP) postgres-server
+	$(BIN)/python -m framework.database.local_cluster start .staffroom-pg
+
 # The docs site (mkdocs.yml, docs/) in strict mode: a broken link, include or API reference
 # fails. No network: nothing is fetched. The examples in it run in tests/test_docs.py.
 docs: $(STAMP)
@@ -53,12 +68,17 @@ docs: $(STAMP)
 
 # -n auto: one pytest worker per core (pytest-xdist); much of the suite waits on subprocesses
 # and sockets, so the workers overlap. `$(BIN)/pytest tests/...` alone runs in one process.
-test: lint browser docs
+test: lint browser postgres-server docs
 	$(BIN)/pytest -n auto
+
+# The whole backend matrix: the database tests, and the runtime, serving and server suites
+# again with every store on PostgreSQL (STAFFROOM_TEST_BACKEND, read by tests/conftest.py).
+test-pg: $(STAMP) postgres-server
+	STAFFROOM_TEST_BACKEND=postgres $(BIN)/pytest -n auto tests/database tests/runtime tests/serving tests/server
 
 # Starts llama.cpp's server on 127.0.0.1 (a free port), runs `pytest -m llm tests/llm`, stops it.
 test-llm: $(LLM_STAMP)
 	$(BIN)/python tests/llm/serve.py
 
 clean:
-	rm -rf $(VENV) .staffroom .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .staffroom .staffroom-pg .mypy_cache .ruff_cache .pytest_cache

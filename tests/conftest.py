@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import Cli, in_process_cli
 from paths import ROOT
+from pg_cluster import ThrowawayCluster
 from serve_process import ServeProcess
 from stub_openai import StubOpenAI
 
@@ -61,3 +62,19 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[ThrowawayCluster]:
+    """This worker's throwaway PostgreSQL 15 cluster (tests/pg_cluster.py)."""
+    cluster = ThrowawayCluster()
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: ThrowawayCluster) -> str:
+    """The URL of an empty database of this test's own on the worker's cluster."""
+    return pg_cluster.new_database()

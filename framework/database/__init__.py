@@ -1,0 +1,1 @@
+"""PostgreSQL: the shared stores of several replicas (see docs/deployment.md)."""
