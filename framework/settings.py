@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from framework.data_folder import DataFolder
+from framework.database.url import check_database_url
 from framework.errors import InputError
 from framework.phrases import Language, known_language
 from framework.specs.model_spec import ModelSpec
@@ -72,6 +73,16 @@ class Settings(BaseModel):
     language: Language | None = None
     """Language of the surfaces' labels (CLI, viewer), over the project's ``staffroom.yaml``
     (``$STAFFROOM_LANGUAGE``; see :func:`framework.specs.project_file.project_language`)."""
+    database: str | None = None
+    """A PostgreSQL URL (``--database`` / ``$STAFFROOM_DATABASE_URL`` / server.yaml's
+    ``database``): checkpoints, the SOP store, the ingest ledger and the servers' shared state
+    move there, and rooms are leased to one replica at a time (docs/deployment.md). None:
+    SQLite files in the data folder, for one machine."""
+    database_pool_size: int = Field(default=10, ge=1, le=500)
+    """Connections one process may hold on the database (its connection budget)."""
+    lease_seconds: float = Field(default=15.0, gt=0)
+    """How long a room's lease lasts without renewal: how soon another replica takes over
+    the rooms of one that died (renewed every third of it while held)."""
     sop_auto_extract: bool = True
     """Propose an SOP draft without being asked (an employee reports the task done, or the
     session ends, after work worth keeping; see :mod:`framework.sop.auto_extract`). False turns
@@ -80,7 +91,7 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT``, ``STAFFROOM_MODEL``,
-        ``STAFFROOM_LANGUAGE`` and ``STAFFROOM_LOCK``.
+        ``STAFFROOM_LANGUAGE``, ``STAFFROOM_LOCK`` and ``STAFFROOM_DATABASE_URL``.
 
         ``STAFFROOM_MODEL`` is the environment form of ``--model``: it overrides every
         employee's model. A bad value of either is an :class:`~framework.errors.InputError`.
@@ -110,6 +121,8 @@ class Settings(BaseModel):
                     fix="set it to flock (the default) or filelock, as the data folder's logs use",
                 )
             values["lock"] = lock
+        if url := os.environ.get("STAFFROOM_DATABASE_URL", "").strip():
+            values["database"] = check_database_url(url, where="STAFFROOM_DATABASE_URL")
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls.model_validate(values)
         # Checked here, where every command's settings are made: a file given as the folder
