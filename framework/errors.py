@@ -95,6 +95,11 @@ class StorageError(StaffroomError):
     """The data folder cannot be read or written as needed."""
 
 
+class LeaseLostError(StorageError):
+    """This replica's lease on a room ran out or was taken by another replica (with a higher
+    fencing epoch): its write was refused, and nothing of it was stored."""
+
+
 class MemoryCapExceeded(StaffroomError):
     """A MEMORY.md write would exceed its character cap; the message says what to merge or drop.
 
