@@ -20,6 +20,7 @@ from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli.console import LabelConsole
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
 from framework.surfaces.cli.options import (
+    DatabaseOption,
     DataDir,
     ModelOption,
     Project,
@@ -76,18 +77,27 @@ def _labelled(settings: Settings) -> Settings:
     return settings
 
 
-def _settings(data_dir: Path | None, project: Path | None, model: str | None = None) -> Settings:
-    return _labelled(settings_for(data_dir, project, model))
+def _settings(
+    data_dir: Path | None,
+    project: Path | None,
+    model: str | None = None,
+    database: str | None = None,
+) -> Settings:
+    return _labelled(settings_for(data_dir, project, model, database=database))
 
 
 def _writing(
-    command: str, data_dir: Path | None, project: Path | None, model: str | None
+    command: str,
+    data_dir: Path | None,
+    project: Path | None,
+    model: str | None,
+    database: str | None = None,
 ) -> Settings:
     """Settings for a command that calls models and writes to the data folder: the model
     override is checked, and a read-only folder refused, before anything opens."""
     from framework.stores import require_writable
 
-    settings = settings_for(data_dir, project, model, uses_model=True)
+    settings = settings_for(data_dir, project, model, uses_model=True, database=database)
     require_writable(settings.data_dir, command)
     return _labelled(settings)
 
@@ -122,11 +132,12 @@ def run(
     data_dir: DataDir = None,
     project: Project = None,
     model: ModelOption = None,
+    database: DatabaseOption = None,
 ) -> None:
     """Run a scenario room and show the transcript live (exit 1 if it stops on a model error)."""
     from framework.surfaces.cli.run import FirstMessage, run_scenario
 
-    settings = _writing("run", data_dir, project, model)
+    settings = _writing("run", data_dir, project, model, database)
     first = FirstMessage(message, message_file)
     out = _console(data_dir, project, model)
     ran = run_scenario(settings, scenario, room, script, interactive, out, first)
@@ -140,11 +151,12 @@ def dm(
     data_dir: DataDir = None,
     project: Project = None,
     model: ModelOption = None,
+    database: DatabaseOption = None,
 ) -> None:
     """Chat one to one with an employee (reads stdin lines when not a terminal)."""
     from framework.surfaces.cli.run import run_dm
 
-    settings = _writing("dm", data_dir, project, model)
+    settings = _writing("dm", data_dir, project, model, database)
     out = _console(data_dir, project, model)
     _exit_after(run_dm(settings, employee, user, out))
 
@@ -329,12 +341,13 @@ def doctor(
         ),
     ] = False,
     data_dir: DataDir = None,
+    database: DatabaseOption = None,
     project: Project = None,
 ) -> None:
     """Check a data folder: stores, session logs, rooms' checkpoints, MEMORY.md files."""
     from framework.surfaces.cli.doctor import doctor as check_data_folder
 
-    settings = _settings(data_dir, project)
+    settings = _settings(data_dir, project, database=database)
     _exit_after(check_data_folder(settings, fix, _console(data_dir, project)))
 
 

@@ -3,7 +3,8 @@
 ``--model`` and its environment form ``$STAFFROOM_MODEL`` are checked here in full (parsed,
 resolved against models.yaml, the model built once), so a bad value is one error naming the
 flag or the variable and the forms it takes, before a room is opened, not a failure deep in
-the first turn. The options themselves (``--data-dir``, ``--project``, ``--model``) are
+the first turn. The options themselves (``--data-dir``, ``--project``, ``--model``,
+``--database``) are
 declared here once for the commands that take them.
 """
 
@@ -50,14 +51,26 @@ ModelOption = Annotated[
 ]
 
 
+DatabaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--database",
+        help="PostgreSQL URL for checkpoints, SOPs and the servers' shared state, so several "
+        "replicas share them (default: $STAFFROOM_DATABASE_URL, else SQLite in the data folder).",
+    ),
+]
+
+
 def settings_for(
     data_dir: Path | None,
     project: Path | None,
     model: str | None = None,
     *,
     uses_model: bool = False,
+    database: str | None = None,
 ) -> Settings:
-    """Settings for one command: flags over ``$STAFFROOM_HOME``/``_PROJECT``/``_MODEL``.
+    """Settings for one command: flags over ``$STAFFROOM_HOME``/``_PROJECT``/``_MODEL``/
+    ``_DATABASE_URL``.
 
     With ``uses_model`` (run, dm, consolidate) the model override, if any, is also resolved
     and built once, so its mistakes are reported here, naming where it came from.
@@ -69,9 +82,12 @@ def settings_for(
         override = parse_model_option(model, where="--model") if model else None
     except InputError as exc:
         raise _named(exc, "--model") from None
+    from framework.database.url import check_database_url
+
+    url = check_database_url(database, where="--database") if database is not None else None
     try:  # parses $STAFFROOM_MODEL (even under --model, which then wins)
         settings = Settings.from_env(
-            data_dir=data_dir, project_dir=project, model_override=override
+            data_dir=data_dir, project_dir=project, model_override=override, database=url
         )
     except InputError as exc:
         if exc.field != "model":  # the data folder, $STAFFROOM_LOCK: their own errors

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from framework.errors import InputError, StaffroomError
-from framework.surfaces.cli.options import DataDir, settings_for
+from framework.surfaces.cli.options import DatabaseOption, DataDir, settings_for
 
 if TYPE_CHECKING:  # the server loads when `serve` runs: every other command stays light
     import uvicorn
@@ -65,23 +65,27 @@ def serve(
     log_level: Annotated[
         str, typer.Option("--log-level", help="debug, info, warning or error.")
     ] = "info",
+    database: DatabaseOption = None,
 ) -> None:
     """Serve rooms and DMs over HTTP: JSON API, SSE streams, webhooks (docs at /docs)."""
     import asyncio
 
     from framework.specs.project_file import project_language
     from framework.stores import require_writable
-    from framework.surfaces.server.config import load_config
+    from framework.surfaces.server.config import load_config, with_file_database
 
     if log_level not in LOG_LEVELS:
         _fail(
             f"--log-level {log_level!r} is not a level\n  fix: use one of: {', '.join(LOG_LEVELS)}"
         )
     try:
-        settings = settings_for(data_dir, project, model, uses_model=model is not None)
+        settings = settings_for(
+            data_dir, project, model, uses_model=model is not None, database=database
+        )
         require_writable(settings.data_dir, "serve")
         project_language(settings.project_dir, settings.language)  # the viewer's; checked now
         server_config = load_config(config, no_auth=no_auth)
+        settings = with_file_database(settings, server_config)
         adapters = _adapters(server_config)
         check_auth(server_config, host)
         sock = bind(host, port)

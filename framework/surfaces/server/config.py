@@ -20,6 +20,12 @@ either way they are resolved once here and never logged.
       - sessions: "room:support-*"
         url: https://bots.example.com/staffroom
         secret_env: SUPPORT_HOOK_SECRET
+    database:                           # several replicas: docs/deployment.md
+      url_env: STAFFROOM_DATABASE_URL   # or url: postgresql://... (url_env keeps the password out)
+      pool_size: 10                     # connections this replica may hold
+      lease_seconds: 15                 # a dead replica's rooms are taken over after this
+
+``--database`` and ``$STAFFROOM_DATABASE_URL`` win over the file's ``database``.
 """
 
 from __future__ import annotations
@@ -32,8 +38,10 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from framework.database.url import check_database_url
 from framework.errors import InputError
 from framework.serving.webhooks import WebhookTarget
+from framework.settings import Settings
 from framework.specs.yaml_loader import (
     SpecModel,
     load_yaml_file,
@@ -103,6 +111,38 @@ _LIMITS = ServerLimits()
 _BODY = BodyLimits()
 
 
+class _DatabaseDoc(BaseModel):
+    """``database:``: the PostgreSQL the replicas share (see framework/settings.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(None, max_length=2000, examples=["postgresql://staffroom@db/staffroom"])
+    url_env: str | None = Field(
+        None, min_length=1, max_length=200, examples=["STAFFROOM_DATABASE_URL"]
+    )
+    pool_size: int = Field(default=10, ge=1, le=500, examples=[10])
+    lease_seconds: float = Field(default=15.0, gt=0, le=3600, examples=[15])
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.url is None) == (self.url_env is None):
+            raise spec_error(
+                "give exactly one of 'url' and 'url_env'",
+                "name an environment variable holding the URL with `url_env: "
+                "STAFFROOM_DATABASE_URL` (keeps the password out of the file), or write `url:`",
+            )
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseConfig:
+    """The file's ``database:`` resolved: the URL (never logged whole) and the budgets."""
+
+    url: str = field(repr=False)
+    pool_size: int = 10
+    lease_seconds: float = 15.0
+
+
 class _BodyDoc(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -145,6 +185,7 @@ class _ServerDoc(SpecModel):
     tokens: list[_TokenDoc] = Field(default_factory=list)
     webhooks: list[_WebhookDoc] = Field(default_factory=list)
     limits: _LimitsDoc = Field(default_factory=_LimitsDoc)
+    database: _DatabaseDoc | None = None
     # Read and checked by the adapters (framework/surfaces/adapters/http.py), only when present.
     adapters: dict[str, Any] | None = None
 
@@ -181,6 +222,8 @@ class ServerConfig:
     """The file has an ``adapters:`` section (chat platforms; ``load_adapters`` reads it)."""
     limits: ServerLimits = field(default_factory=ServerLimits)
     """Body sizes, concurrent requests and streams, timeouts (``limits:``)."""
+    database: DatabaseConfig | None = None
+    """The file's ``database:`` (``--database`` / ``$STAFFROOM_DATABASE_URL`` win over it)."""
 
 
 def load_config(
@@ -195,6 +238,7 @@ def load_config(
     webhooks: list[WebhookTarget] = []
     heartbeat, has_adapters, wait_limit = 15.0, False, 30.0
     limits = ServerLimits()
+    database: DatabaseConfig | None = None
     source = Path(path) if path is not None else None
     if source is not None:
         data, lines = load_yaml_file(source, error_cls=ServerConfigError)
@@ -206,6 +250,7 @@ def load_config(
         heartbeat, has_adapters = doc.heartbeat, bool(doc.adapters)
         wait_limit = doc.wait_limit
         limits = doc.limits.build()
+        database = _database(doc, env)
         for i, token in enumerate(doc.tokens):
             where = ("tokens", i)
             tokens.append(
@@ -250,7 +295,48 @@ def load_config(
         adapters=has_adapters,
         wait_limit=wait_limit,
         limits=limits,
+        database=database,
     )
+
+
+def with_file_database(settings: Settings, config: ServerConfig) -> Settings:
+    """``settings`` with the file's ``database:``: its URL unless ``--database`` or
+    ``$STAFFROOM_DATABASE_URL`` gave one (they win), its pool size and lease length."""
+    if config.database is None:
+        return settings
+    return settings.model_copy(
+        update={
+            "database": settings.database or config.database.url,
+            "database_pool_size": config.database.pool_size,
+            "lease_seconds": config.database.lease_seconds,
+        }
+    )
+
+
+def _database(doc: _ServerDoc, env: Mapping[str, str]) -> DatabaseConfig | None:
+    """The ``database:`` section, its URL read from the environment when named there."""
+    section = doc.database
+    if section is None:
+        return None
+    key = "url" if section.url is not None else "url_env"
+    raw = section.url if section.url is not None else env.get(section.url_env or "", "")
+    line, field_name = doc.line_of("database", key), f"database.{key}"
+    if not raw.strip():
+        raise ServerConfigError(
+            f"environment variable {section.url_env} is not set",
+            file=doc.source,
+            line=line,
+            field=field_name,
+            fix=f"export {section.url_env}=postgresql://USER:PASSWORD@HOST/DATABASE before "
+            "starting the server, or remove database: to keep SQLite",
+        )
+    try:
+        url = check_database_url(raw, where=field_name)
+    except InputError as exc:
+        raise ServerConfigError(
+            exc.message, file=doc.source, line=line, field=field_name, fix=exc.fix
+        ) from None
+    return DatabaseConfig(url, section.pool_size, section.lease_seconds)
 
 
 def _resolve(
@@ -299,9 +385,11 @@ def _check_unique(tokens: list[TokenGrant], doc: _ServerDoc) -> None:
 __all__ = [
     "ENV_TOKEN",
     "OPERATIONS",
+    "DatabaseConfig",
     "Operation",
     "ServerConfig",
     "ServerConfigError",
     "TokenGrant",
     "load_config",
+    "with_file_database",
 ]
