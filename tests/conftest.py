@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from backend import BACKEND, test_database, use_database
 from cli_in_process import Cli, in_process_cli
 from paths import ROOT
 from pg_cluster import ThrowawayCluster
@@ -16,11 +17,30 @@ from stub_openai import StubOpenAI
 from framework import Settings, Staffroom
 
 
+@pytest.fixture(autouse=True)
+def backend(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """On the postgres backend (``make test-pg``), a database of the test's own for every
+    store (tests/backend.py); on SQLite, nothing."""
+    if BACKEND != "postgres":
+        yield None
+        return
+    cluster: ThrowawayCluster = request.getfixturevalue("pg_cluster")
+    use_database(cluster.new_database())
+    try:
+        yield test_database()
+    finally:
+        use_database(None)
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     # Backoff is real in tests, just short: retries are exercised, not waited out.
     return Settings(
-        data_dir=tmp_path / "data", project_dir=ROOT, allow_network=False, model_backoff=0.01
+        data_dir=tmp_path / "data",
+        project_dir=ROOT,
+        allow_network=False,
+        model_backoff=0.01,
+        database=test_database(),
     )
 
 

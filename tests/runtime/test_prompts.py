@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from backend import test_database
 from paths import ROOT
 
 from framework import Settings, Staffroom
@@ -29,7 +30,9 @@ async def test_prompt_holds_persona_announcement_step_and_only_recent_messages(
     def factory(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
         return model if who == "pm" else None
 
-    settings = Settings(data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False)
+    settings = Settings(
+        data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False, database=test_database()
+    )
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         dm = await staff.dm("pm", "alice")
         for i in range(20):
@@ -53,7 +56,9 @@ async def test_card_template_overrides_and_a_broken_one_fails_before_running(
     card = project / "agents" / "pm.yaml"
     (project / "agents" / "pm.j2").write_text("I am {{ card.display_name }}. {{ no_such_var }}")
     card.write_text(card.read_text(encoding="utf-8") + "prompt_template: pm.j2\n", encoding="utf-8")
-    settings = Settings(data_dir=tmp_path / "d", project_dir=project, allow_network=False)
+    settings = Settings(
+        data_dir=tmp_path / "d", project_dir=project, allow_network=False, database=test_database()
+    )
     async with await Staffroom.open(settings=settings) as staff:
         with pytest.raises(PromptTemplateError, match="no_such_var"):
             await staff.room("r", "tech-article")

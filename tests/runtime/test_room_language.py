@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+from backend import test_database
 from langchain_core.messages import BaseMessage
 from paths import ROOT
 
@@ -29,7 +30,9 @@ async def run_room(project: Path, data: Path, scenario: str, reply: str) -> list
     def factory(spec: ModelSpec, who: str) -> ScriptedChatModel:
         return model
 
-    settings = Settings(data_dir=data, project_dir=project, allow_network=False)
+    settings = Settings(
+        data_dir=data, project_dir=project, allow_network=False, database=test_database()
+    )
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         room = await staff.room("r1", scenario)
         events = [e async for e in room.start()]
@@ -101,7 +104,9 @@ async def test_the_knowledge_blocks_are_titled_in_the_prompts_language(tmp_path:
     def factory(spec: ModelSpec, who: str) -> ScriptedChatModel:
         return model
 
-    settings = Settings(data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False)
+    settings = Settings(
+        data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False, database=test_database()
+    )
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         staff.knowledge.trackers.add_task("lead", "Send Acme the incident report")
         staff.knowledge.trackers.add_task("pm", "给 alice 回复发布时间")

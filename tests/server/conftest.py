@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from backend import test_database
 from cli_in_process import CliResult
 from cli_process import staffroom_process
 from paths import ROOT
@@ -51,7 +52,12 @@ def server_yaml(tmp_path: Path) -> Path:
 @pytest.fixture
 async def api(tmp_path: Path, server_yaml: Path) -> AsyncIterator[httpx.AsyncClient]:
     """The app in this process over ASGI (no port), with the tokens of ``CONFIG``."""
-    settings = Settings(data_dir=tmp_path / "data", project_dir=ROOT, allow_network=False)
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        project_dir=ROOT,
+        allow_network=False,
+        database=test_database(),
+    )
     config = load_config(server_yaml, environ={SUPPORT_ENV: SUPPORT})
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)

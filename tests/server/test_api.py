@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from backend import test_database
 from paths import ROOT
 
 from framework import Settings, Staffroom
@@ -280,6 +281,7 @@ async def test_a_busy_room_under_reject_answers_409_with_its_state(tmp_path: Pat
         data_dir=tmp_path / "data",
         project_dir=slow_project(tmp_path, "reject"),
         allow_network=False,
+        database=test_database(),
     )
     config = ServerConfig(tokens=(TokenGrant("admin", "a" * 20),))
     headers = {"Authorization": "Bearer " + "a" * 20}
@@ -378,7 +380,9 @@ def test_an_app_from_the_project_opens_and_closes_everything_itself(tmp_path: Pa
     from framework.surfaces.server.app import build_app_from_project
 
     data = tmp_path / "data"
-    settings = Settings(data_dir=data, project_dir=ROOT, allow_network=False)
+    settings = Settings(
+        data_dir=data, project_dir=ROOT, allow_network=False, database=test_database()
+    )
     app = build_app_from_project(settings, ServerConfig(tokens=(TokenGrant("t", "t" * 20),)))
     with TestClient(app) as client:  # runs the lifespan: Staffroom and gateway open here
         answer = client.get("/api/scenarios", headers={"Authorization": "Bearer " + "t" * 20})
@@ -389,7 +393,9 @@ def test_an_app_from_the_project_opens_and_closes_everything_itself(tmp_path: Pa
 async def test_an_unexpected_failure_is_a_generic_json_500(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "data", project_dir=ROOT, allow_network=False)
+    settings = Settings(
+        data_dir=tmp_path / "data", project_dir=ROOT, allow_network=False, database=test_database()
+    )
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
         app = create_app(gateway, ServerConfig(no_auth=True))
@@ -413,6 +419,7 @@ async def test_a_post_behind_a_long_queue_answers_202_at_the_wait_limit(tmp_path
         data_dir=tmp_path / "data",
         project_dir=slow_project(tmp_path, "enqueue"),
         allow_network=False,
+        database=test_database(),
     )
     config = ServerConfig(tokens=(TokenGrant("admin", "a" * 20),), wait_limit=0.5)
     headers = {"Authorization": "Bearer " + "a" * 20}

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from backend import test_database
 from paths import ROOT
 from server_harness import SUPPORT, SUPPORT_ENV
 
@@ -45,7 +46,9 @@ async def served(
         return model if who == "pm" else None
 
     data = tmp_path / "data"
-    settings = Settings(data_dir=data, project_dir=ROOT, allow_network=False)
+    settings = Settings(
+        data_dir=data, project_dir=ROOT, allow_network=False, database=test_database()
+    )
     config = load_config(server_yaml, environ={SUPPORT_ENV: SUPPORT})
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         # tech-article@2: as @1, but it also pauses after step 1 (a remark said there).

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from backend import test_database
 from paths import ROOT
 
 from framework import Settings
@@ -39,7 +40,11 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def settings(tmp_path: Path, project: Path) -> Settings:
     return Settings(
-        data_dir=tmp_path / "data", project_dir=project, allow_network=False, model_backoff=0.01
+        data_dir=tmp_path / "data",
+        project_dir=project,
+        allow_network=False,
+        model_backoff=0.01,
+        database=test_database(),
     )
 
 

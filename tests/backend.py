@@ -1,0 +1,28 @@
+"""Which backend the test run uses: SQLite files (the default) or PostgreSQL for every store.
+
+``make test-pg`` sets ``STAFFROOM_TEST_BACKEND=postgres``: then each test gets a database of
+its own (the autouse ``backend`` fixture in tests/conftest.py), and the shared fixtures put it
+in what they build — the ``settings`` fixtures, ``STAFFROOM_DATABASE_URL`` for commands run in
+this process (``cli``) and as real processes (``process_env``: ``staffroom serve``, ``run``).
+Tests that build their own ``Settings`` pass ``database=test_database()``.
+"""
+
+from __future__ import annotations
+
+import os
+
+BACKEND = os.environ.get("STAFFROOM_TEST_BACKEND", "sqlite")
+if BACKEND not in ("sqlite", "postgres"):
+    raise SystemExit(f"STAFFROOM_TEST_BACKEND={BACKEND!r}: use sqlite or postgres")
+
+_current: list[str] = []  # the running test's database URL, when it has one
+
+
+def test_database() -> str | None:
+    """This test's PostgreSQL URL on the postgres backend; None on SQLite."""
+    return _current[0] if _current else None
+
+
+def use_database(url: str | None) -> None:
+    """Set (or clear) this test's database; the ``backend`` fixture calls it."""
+    _current[:] = [url] if url else []
