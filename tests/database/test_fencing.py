@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, TypedDict
@@ -17,6 +18,7 @@ import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
 from framework.database.fenced_checkpoints import FencedPostgresSaver, open_checkpoints
@@ -123,6 +125,53 @@ async def test_after_a_paused_replica_is_refused_and_the_chain_does_not_fork(
     async with db_a.connection() as conn:
         writes = await (await conn.execute("SELECT task_id FROM checkpoint_writes")).fetchall()
     assert writes == []
+
+
+class SlowSerializer(JsonPlusSerializer):
+    """Serialises a checkpoint's blobs only once let go: LangGraph does that inside the
+    write's transaction, after the fence check, so the write stays in flight meanwhile."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started, self.go = threading.Event(), threading.Event()
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        if obj == ["slow"]:
+            self.started.set()
+            self.go.wait(5)
+        return super().dumps_typed(obj)
+
+
+async def test_a_takeover_waits_for_the_write_in_flight_and_follows_it(
+    replicas: list[tuple[Database, FencedPostgresSaver]],
+) -> None:
+    (db_a, _), (db_b, saver_b) = replicas
+    serde = SlowSerializer()
+    saver_a = FencedPostgresSaver(db_a.pool, serde=serde)
+    leases_a, leases_b = Leases(db_a, seconds=0.3), Leases(db_b, seconds=30)
+    lease_a = await leases_a.acquire(ROOM)
+    assert lease_a is not None
+    saver_a.fence(ROOM, lease_a)
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"draft": ["slow"]}
+    checkpoint["channel_versions"] = {"draft": 1}
+    writing = asyncio.create_task(saver_a.aput(config(), checkpoint, {}, {"draft": 1}))
+    try:
+        assert await asyncio.to_thread(serde.started.wait, 5)
+        await until_expired(leases_b)  # A's lease ran out while its write is in flight
+        taking = asyncio.create_task(leases_b.acquire(ROOM))
+        done, _ = await asyncio.wait([taking], timeout=0.2)
+        assert not done, "the takeover waits for the write that was fenced when it began"
+    finally:
+        serde.go.set()
+    await writing
+    lease_b = await taking
+    assert lease_b is not None and lease_b.epoch == 2
+    saver_b.fence(ROOM, lease_b)
+    latest = await saver_b.aget_tuple(config())
+    assert latest is not None and latest.checkpoint["id"] == checkpoint["id"], "B sees it"
+    await write_next(saver_b, checkpoint["id"], "B's turn")
+    assert forks(await chain(db_b)) == []
 
 
 async def test_a_write_to_a_room_this_replica_holds_no_lease_on_is_refused(
