@@ -11,7 +11,8 @@
     │   └── UnknownNameError       an id that names nothing (employee, scenario, session)
     ├── WorkspaceEscapeError       a path that would leave the session workspace
     ├── StorageError               the data folder cannot be read or written
-    │   └── RebuildError           a room's log lacks what a rebuild needs (runtime/recovery.py)
+    │   ├── RebuildError           a room's log lacks what a rebuild needs (runtime/recovery.py)
+    │   └── LeaseLostError         another replica took this room: the write was refused
     ├── MemoryCapExceeded          a MEMORY.md write would pass its cap (tells what to merge/drop)
     ├── RoomBusyError              another process is running this room right now
     ├── ModelError                 a chat model failed or is not allowed (e.g. network off)

@@ -1,0 +1,245 @@
+"""LangGraph's PostgreSQL checkpointer, fenced by room leases: a stale replica cannot write.
+
+Two replicas writing one thread with a plain ``AsyncPostgresSaver`` both succeed, and the
+checkpoint chain forks (langgraph #8796): the checkpointer has no notion of who may write. A
+lease alone does not help either, since a replica paused past its lease's expiry (SIGSTOP, a
+long GC, a partition) wakes up still believing it holds the room. So every write here runs in
+one transaction that first checks, under ``FOR SHARE``, that this replica's lease on the
+thread (owner and epoch, ``leases.py``) is still the live one: a takeover (which updates the
+lease row) waits for a write in flight to commit, and a write after a takeover finds the
+epoch bumped and is refused with :class:`LeaseLostError`, nothing written. Reads are not
+fenced. The thread id is the room's session key.
+
+This module needs the ``postgres`` extra (langgraph-checkpoint-postgres); import it only when
+a database is configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.postgres import _ainternal
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.postgres.base import (
+    PRUNE_DELETE_THREADS_SQL,
+    PRUNE_STRATEGIES,
+    _aexecute,
+    _keep_latest,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg import AsyncConnection, AsyncCursor, AsyncPipeline
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from framework.database.leases import LEASE_MIGRATIONS, Lease
+from framework.database.migrations import apply_migrations
+from framework.database.pool import Database
+from framework.errors import LeaseLostError, StorageError
+
+__all__ = ["FencedPostgresSaver", "open_checkpoints"]
+
+_FENCE_SQL = """
+SELECT 1 FROM staffroom_leases
+WHERE session = %s AND owner = %s AND epoch = %s AND expires_at > now()
+FOR SHARE
+"""
+_SETUP_LOCK_KEY = 0x5374_6166_67  # next to the migrations' key ("Staff" + 1)
+_TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS got"
+_HOLDER_SQL = (
+    "SELECT owner, epoch, expires_at > now() AS live FROM staffroom_leases WHERE session = %s"
+)
+
+# The thread whose write the current task is making: set by the writing methods, read by
+# `_cursor`, which is where LangGraph's own write code gets its connection. A ContextVar, so
+# concurrent writes of several rooms (one task each) do not see each other's thread.
+_WRITING: ContextVar[str | None] = ContextVar("staffroom_fenced_write", default=None)
+
+
+class FencedPostgresSaver(AsyncPostgresSaver):
+    """``AsyncPostgresSaver`` whose writes (``aput``, ``aput_writes``, ``adelete_thread``,
+    ``aprune``) are refused with :class:`LeaseLostError` unless this replica's lease on the
+    thread, given by :meth:`fence`, is still the live one; checked in the write's own
+    transaction. Use a pool (``Database.pool``) as ``conn``: each operation then takes its
+    own connection and LangGraph's process-wide lock is not taken."""
+
+    def __init__(
+        self,
+        conn: _ainternal.Conn,
+        pipe: AsyncPipeline | None = None,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        if pipe is not None:  # a pipeline shares one transaction state across writes
+            raise StorageError(
+                "the fenced checkpointer runs each write in its own transaction: "
+                "pass a pool or a connection, not a pipeline"
+            )
+        super().__init__(conn, serde=serde)
+        self._fences: dict[str, Lease] = {}
+
+    def fence(self, thread_id: str, lease: Lease) -> None:
+        """Writes to ``thread_id`` are allowed while ``lease`` is live (see ``Leases.hold``)."""
+        self._fences[str(thread_id)] = lease
+
+    def unfence(self, thread_id: str) -> None:
+        """Writes to ``thread_id`` are refused from now on."""
+        self._fences.pop(str(thread_id), None)
+
+    def fenced_by(self, thread_id: str) -> Lease | None:
+        """The lease that fences ``thread_id``'s writes now, if any."""
+        return self._fences.get(str(thread_id))
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Save a checkpoint, if this replica still holds the thread's lease."""
+        with _writing(config["configurable"]["thread_id"]):
+            return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes, if this replica still holds the thread's lease."""
+        with _writing(config["configurable"]["thread_id"]):
+            await super().aput_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints, if this replica still holds its lease."""
+        with _writing(thread_id):
+            await super().adelete_thread(thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Prune each thread (see ``AsyncPostgresSaver.aprune``) in a transaction of its own
+        that this replica's lease on it fences; a thread whose lease is not ours is refused."""
+        if isinstance(thread_ids, str):
+            raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
+        if strategy not in PRUNE_STRATEGIES:
+            raise ValueError(f"Unknown prune strategy: {strategy!r}")
+        for thread_id in (str(t) for t in thread_ids):
+            async with (
+                self._connection() as conn,
+                conn.transaction(),
+                conn.cursor(binary=True, row_factory=dict_row) as cur,
+            ):
+                if strategy == "delete":
+                    await self._check_fence(cur, thread_id)
+                    for sql in PRUNE_DELETE_THREADS_SQL:
+                        await cur.execute(sql, ([thread_id],))
+                    continue
+                statements = _keep_latest(thread_id)
+                # Its isolation level must be the transaction's first statement.
+                sql, params, _ = next(statements)
+                await cur.execute(sql, params)
+                await self._check_fence(cur, thread_id)
+                await _aexecute(cur, statements)
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
+        thread_id = _WRITING.get()
+        if thread_id is None:
+            if pipeline:  # LangGraph writes with pipeline=True: a write path not fenced here
+                raise LeaseLostError(
+                    "a checkpoint write that names no room was refused (unfenced write path)"
+                )
+            async with (
+                self._connection() as conn,
+                conn.cursor(binary=True, row_factory=dict_row) as cur,
+            ):
+                yield cur
+            return
+        async with (
+            self._connection() as conn,
+            conn.transaction(),
+            conn.cursor(binary=True, row_factory=dict_row) as cur,
+        ):
+            await self._check_fence(cur, thread_id)
+            yield cur
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
+        # LangGraph's `self.lock` serialises every operation of the process; it protects a
+        # single shared connection, so a pool's connections need not wait for it.
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn:
+                yield conn
+        else:
+            async with self.lock:
+                yield self.conn
+
+    async def _check_fence(self, cur: AsyncCursor[DictRow], thread_id: str) -> None:
+        """Inside the write's transaction: raise (so it rolls back) unless our lease is live."""
+        lease = self._fences.get(thread_id)
+        if lease is None:
+            raise LeaseLostError(
+                f"room {thread_id}: this replica holds no lease on it, so its checkpoint write "
+                "was refused and nothing was written; run the room under its lease "
+                "(Leases.hold with this checkpointer as the fence)"
+            )
+        await cur.execute(_FENCE_SQL, (thread_id, lease.owner, lease.epoch))
+        if await cur.fetchone() is not None:
+            return
+        await cur.execute(_HOLDER_SQL, (thread_id,))
+        row = await cur.fetchone()
+        if row is not None and row["live"] and row["owner"] != lease.owner:
+            now = f"replica {row['owner']} runs it now (epoch {row['epoch']})"
+        else:
+            now = "it expired before this replica renewed it"
+        raise LeaseLostError(
+            f"room {thread_id}: this replica lost its lease (epoch {lease.epoch}): {now}; "
+            "its checkpoint write was refused and nothing was written; the room goes on "
+            "where its lease is held: send the room's requests there, or reopen it"
+        )
+
+
+@contextmanager
+def _writing(thread_id: Any) -> Iterator[None]:
+    token = _WRITING.set(str(thread_id))
+    try:
+        yield
+    finally:
+        _WRITING.reset(token)
+
+
+async def open_checkpoints(db: Database) -> FencedPostgresSaver:
+    """The fenced checkpointer on ``db``'s pool, the lease table and LangGraph's tables
+    created first (its ``setup()`` is not safe to run from several replicas at once, so one
+    replica runs it at a time, under an advisory lock, on the locked connection)."""
+    await apply_migrations(db, LEASE_MIGRATIONS)
+    async with _setup_lock(db) as conn:
+        await AsyncPostgresSaver(conn).setup()
+    return FencedPostgresSaver(db.pool)
+
+
+@asynccontextmanager
+async def _setup_lock(db: Database) -> AsyncIterator[Any]:
+    """An advisory lock for LangGraph's ``setup()``, taken by polling, not by waiting.
+
+    ``setup()`` runs ``CREATE INDEX CONCURRENTLY``, which waits for every transaction of the
+    database that is older than it, and a replica blocked in ``pg_advisory_lock`` is one: the
+    holder waits for the waiter, the waiter for the holder, and PostgreSQL kills one of them
+    (deadlock detected). A replica polling ``pg_try_advisory_lock`` holds no transaction open
+    between tries. Its own key, not the migrations' one: ``migration_lock`` waits blocking.
+    """
+    async with db.connection() as conn:
+        while True:
+            row = await (await conn.execute(_TRY_LOCK, (_SETUP_LOCK_KEY,))).fetchone()
+            if row is not None and row["got"]:
+                break
+            await asyncio.sleep(0.05)
+        try:
+            yield conn
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))

@@ -1,0 +1,239 @@
+"""Room leases: which replica runs a room (session) right now, and its fencing epoch.
+
+Several `staffroom serve` replicas share one database; a room must be run by one of them at a
+time. A replica takes a room's lease (a row in ``staffroom_leases``) for ``seconds`` and
+renews it while it runs the room; when it stops renewing (killed, paused, partitioned) the
+lease expires and another replica may take the room over. Every takeover bumps the row's
+``epoch``, so a replica that comes back from a pause holds a stale epoch and its writes are
+refused (the fenced checkpointer, ``fenced_checkpoints.py``, checks owner and epoch in the
+same transaction as each write: a lease alone cannot stop a paused writer, langgraph #8796).
+
+All expiry arithmetic uses the database's clock (``now()``), never the replica's: machines'
+clocks differ, the database is the one clock every replica sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from framework.database.migrations import Migration
+from framework.database.pool import Database
+from framework.errors import RoomBusyError
+
+__all__ = ["LEASE_MIGRATIONS", "Fence", "HeldLease", "Lease", "Leases"]
+
+log = logging.getLogger(__name__)
+
+LEASE_MIGRATIONS: list[Migration] = [
+    Migration(
+        "leases",
+        1,
+        """
+        CREATE TABLE IF NOT EXISTS staffroom_leases (
+            session TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            epoch BIGINT NOT NULL,
+            expires_at TIMESTAMPTZ NOT NULL,
+            taken_at TIMESTAMPTZ NOT NULL
+        )
+        """,
+    )
+]
+
+_COLUMNS = "session, owner, epoch, expires_at"
+
+# One statement, so concurrent takers are ordered by the row lock of ON CONFLICT: the WHERE is
+# evaluated on the row as the winner left it, and exactly one live owner comes out.
+_ACQUIRE = f"""
+INSERT INTO staffroom_leases AS l (session, owner, epoch, expires_at, taken_at)
+VALUES (%(session)s, %(owner)s, 1, now() + make_interval(secs => %(secs)s), now())
+ON CONFLICT (session) DO UPDATE SET
+    owner = EXCLUDED.owner,
+    epoch = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now()
+                 THEN l.epoch ELSE l.epoch + 1 END,
+    expires_at = EXCLUDED.expires_at,
+    taken_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now()
+                    THEN l.taken_at ELSE now() END
+WHERE l.expires_at <= now() OR l.owner = EXCLUDED.owner
+RETURNING {_COLUMNS}
+"""
+
+_RENEW = f"""
+UPDATE staffroom_leases SET expires_at = now() + make_interval(secs => %(secs)s)
+WHERE session = %(session)s AND owner = %(owner)s AND epoch = %(epoch)s AND expires_at > now()
+RETURNING {_COLUMNS}
+"""
+
+# The epoch stays: the next taker bumps it, so this holder's late writes stay refused.
+_RELEASE = """
+UPDATE staffroom_leases SET expires_at = now()
+WHERE session = %(session)s AND owner = %(owner)s AND epoch = %(epoch)s AND expires_at > now()
+"""
+
+_HOLDER = f"SELECT {_COLUMNS} FROM staffroom_leases WHERE session = %s AND expires_at > now()"
+_HOLDERS = f"SELECT {_COLUMNS} FROM staffroom_leases WHERE expires_at > now() ORDER BY session"
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A room's lease as the database granted it: who, which epoch, until when (db clock)."""
+
+    session: str
+    owner: str
+    epoch: int
+    expires_at: datetime
+
+
+class Fence(Protocol):
+    """What a held lease keeps informed of its current lease (the fenced checkpointer)."""
+
+    def fence(self, thread_id: str, lease: Lease) -> None:
+        """Writes to ``thread_id`` are fenced by ``lease`` from now on."""
+
+    def unfence(self, thread_id: str) -> None:
+        """Writes to ``thread_id`` are refused from now on."""
+
+
+def _lease(row: dict[str, Any]) -> Lease:
+    return Lease(row["session"], row["owner"], int(row["epoch"]), row["expires_at"])
+
+
+class Leases:
+    """Room leases of one replica (owner ``db.owner``), each lasting ``seconds`` unrenewed."""
+
+    def __init__(self, db: Database, *, seconds: float) -> None:
+        self.db = db
+        self.seconds = float(seconds)
+
+    async def _one(self, sql: str, params: Any) -> Lease | None:
+        async with self.db.connection() as conn:
+            row = await (await conn.execute(sql, params)).fetchone()
+        return _lease(row) if row is not None else None
+
+    async def acquire(self, session: str) -> Lease | None:
+        """Take ``session``'s lease (new: epoch 1; expired or another's: epoch + 1; already
+        ours and live: renewed, same epoch); None while another owner's lease is live."""
+        return await self._one(
+            _ACQUIRE, {"session": session, "owner": self.db.owner, "secs": self.seconds}
+        )
+
+    async def renew(self, lease: Lease) -> Lease | None:
+        """Extend ``lease`` by ``seconds`` if it is still ours and live; None: it is lost."""
+        return await self._one(
+            _RENEW,
+            {
+                "session": lease.session,
+                "owner": lease.owner,
+                "epoch": lease.epoch,
+                "secs": self.seconds,
+            },
+        )
+
+    async def release(self, lease: Lease) -> None:
+        """Expire ``lease`` now (if still ours), so another replica may take the room at once."""
+        params = {"session": lease.session, "owner": lease.owner, "epoch": lease.epoch}
+        async with self.db.connection() as conn:
+            await conn.execute(_RELEASE, params)
+
+    async def holder(self, session: str) -> Lease | None:
+        """The live lease on ``session``, whoever holds it; None when nobody does."""
+        return await self._one(_HOLDER, (session,))
+
+    async def holders(self) -> list[Lease]:
+        """Every live lease, by session (for `staffroom doctor` and status pages)."""
+        async with self.db.connection() as conn:
+            rows = await (await conn.execute(_HOLDERS)).fetchall()
+        return [_lease(row) for row in rows]
+
+    @asynccontextmanager
+    async def hold(
+        self, session: str, *, wait: float, fence: Fence | None = None
+    ) -> AsyncIterator[HeldLease]:
+        """Hold ``session``'s lease for the block: take it (retrying for up to ``wait``
+        seconds, then :class:`RoomBusyError` naming the holder), renew it every ``seconds``/3
+        in the background, release it on exit. ``held.lost`` is set when a renewal fails;
+        ``fence`` (the fenced checkpointer) is kept fenced by the current lease meanwhile."""
+        lease = await self._take(session, wait)
+        held = HeldLease(lease)
+        if fence is not None:
+            fence.fence(session, lease)
+        renewing = asyncio.create_task(self._keep(held, fence), name=f"lease-renew:{session}")
+        try:
+            yield held
+        finally:
+            renewing.cancel()
+            with suppress(asyncio.CancelledError):
+                await renewing
+            if fence is not None:
+                fence.unfence(session)
+            try:
+                await self.release(held.lease)
+            except Exception as exc:  # it expires by itself; the next taker bumps the epoch
+                log.warning("could not release the lease on room %s: %s", session, exc)
+
+    async def _take(self, session: str, wait: float) -> Lease:
+        deadline = time.monotonic() + max(0.0, wait)
+        pause = min(0.5, self.seconds / 4)
+        while True:
+            lease = await self.acquire(session)
+            if lease is not None:
+                return lease
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            await asyncio.sleep(min(pause, left))
+        holder = await self.holder(session)
+        who = holder.owner if holder is not None else "another replica"
+        raise RoomBusyError(
+            f"room {session} is being run by replica {who}; it is free again when that "
+            f"replica closes it, or {self.seconds:g} s after that replica stops renewing its "
+            "lease: send the request to that replica, or try again later"
+        )
+
+    async def _keep(self, held: HeldLease, fence: Fence | None) -> None:
+        every = self.seconds / 3
+        # Measured from when the last successful renewal was *sent*: the database may have
+        # granted it later, never earlier, so this replica gives up no later than the lease
+        # ends, and a replica that cannot reach the database gives the room up in time.
+        valid_until = time.monotonic() + self.seconds
+        while True:
+            await asyncio.sleep(every)
+            sent = time.monotonic()
+            left = valid_until - sent
+            try:
+                renewed = await asyncio.wait_for(self.renew(held.lease), timeout=max(left, 0.001))
+            except Exception as exc:  # TimeoutError included: a hung call is a failed one
+                if time.monotonic() < valid_until:
+                    log.warning("renewing the lease on room %s failed, retrying: %s", held, exc)
+                    continue
+                log.warning("lost the lease on room %s: database unreachable: %s", held, exc)
+                renewed = None
+            if renewed is None:
+                if fence is not None:
+                    fence.unfence(held.lease.session)
+                held.lost.set()
+                return
+            held.lease = renewed
+            valid_until = sent + self.seconds
+            if fence is not None:
+                fence.fence(renewed.session, renewed)
+
+
+class HeldLease:
+    """A lease :meth:`Leases.hold` keeps renewed: ``lease`` is the current one, ``lost`` is
+    set when a renewal failed (another replica took the room, or the database was out of
+    reach for longer than the lease): stop running the room then."""
+
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
+        self.lost = asyncio.Event()
+
+    def __str__(self) -> str:
+        return f"{self.lease.session} (epoch {self.lease.epoch})"
