@@ -8,6 +8,7 @@ records what was applied: running them again changes nothing.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -41,9 +42,20 @@ class Migration:
 
 @asynccontextmanager
 async def migration_lock(db: Database) -> AsyncIterator[Any]:
-    """Hold the migration advisory lock on one connection (yielded) for the block."""
+    """Hold the migration advisory lock on one connection (yielded) for the block.
+
+    Taken by polling ``pg_try_advisory_lock``, not by blocking in ``pg_advisory_lock``: a
+    waiter blocked inside a statement is an open transaction, and a migration that runs
+    ``CREATE INDEX CONCURRENTLY`` waits for every older transaction, so holder and waiter
+    would wait for each other until PostgreSQL kills one (deadlock detected)."""
     async with db.connection() as conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+        while True:
+            row = await (
+                await conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (LOCK_KEY,))
+            ).fetchone()
+            if row is not None and row["got"]:
+                break
+            await asyncio.sleep(0.05)
         try:
             yield conn
         finally:
