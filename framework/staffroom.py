@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from framework.extensions.registry import Extensions
 from framework.knowledge.after_session import SessionKnowledge
@@ -40,6 +40,9 @@ from framework.specs.models_file import MODELS_FILE, ModelRegistry
 from framework.specs.scenario import Scenario, dm_scenario
 from framework.stores import ClosedOnExit, Stores, settings_for
 
+if TYPE_CHECKING:
+    from framework.database.leases import Leases
+
 
 class Staffroom(ClosedOnExit):
     """A data folder plus a project (agents, scenarios, SOPs): the handle embedders hold."""
@@ -49,11 +52,12 @@ class Staffroom(ClosedOnExit):
         settings: Settings,
         catalog: Catalog,
         stores: Stores,
-        saver: AsyncSqliteSaver,
+        saver: BaseCheckpointSaver[Any],
         model_factory: ModelFactory | None,
         sops: SopService,
         models: ModelRegistry | None = None,
         extensions: Extensions | None = None,
+        leases: Leases | None = None,
     ) -> None:
         self.settings = settings
         self.stores = stores
@@ -72,7 +76,14 @@ class Staffroom(ClosedOnExit):
         """Tools, hooks and prompt blocks rooms get (the built-ins, the knowledge layers, and
         what an embedder registers)."""
         self._rooms = OpenRooms(
-            settings, saver, self.sessions, self.memory, sops, self._resolver, extensions
+            settings,
+            saver,
+            self.sessions,
+            self.memory,
+            sops,
+            self._resolver,
+            extensions,
+            leases=leases,
         )
 
     @classmethod
@@ -100,7 +111,10 @@ class Staffroom(ClosedOnExit):
             settings, writable=True, knowledge=knowledge, language_of=catalog.language_of
         )
         saver, sops = await stores.open_for_rooms()  # sop_library/'s cards imported (idempotent)
-        return cls(settings, catalog, stores, saver, model_factory, sops, models, extensions)
+        leases = await stores.leases()
+        return cls(
+            settings, catalog, stores, saver, model_factory, sops, models, extensions, leases
+        )
 
     @classmethod
     async def admin(cls, data_dir: str | Path | None = None, **options: Any) -> Stores:

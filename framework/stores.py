@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import aiosqlite
 
@@ -40,7 +40,10 @@ from framework.specs.project import AGENTS
 from framework.specs.project import SOPS as SOP_LIBRARY
 
 if TYPE_CHECKING:  # langgraph is imported when checkpoints are opened: reading commands skip it
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from framework.database.leases import Leases
+    from framework.database.pool import Database
 
 __all__ = ["ClosedOnExit", "Stores", "require_writable", "settings_for"]
 
@@ -96,7 +99,10 @@ class Stores(ClosedOnExit):
         self._knowledge_config = knowledge
         self._sops: SopService | None = None
         self._knowledge: KnowledgeBase | None = None
-        self._checkpoints: tuple[aiosqlite.Connection, AsyncSqliteSaver] | None = None
+        self._saver: BaseCheckpointSaver[Any] | None = None
+        self._checkpoint_conn: aiosqlite.Connection | None = None  # SQLite's, closed with us
+        self._database: Database | None = None
+        self._leases: Leases | None = None
 
     @classmethod
     async def open(
@@ -140,12 +146,43 @@ class Stores(ClosedOnExit):
             self._sops = SopService(await _read_only_store(self.folder))
         return self._sops
 
-    async def checkpoints(self) -> AsyncSqliteSaver:
-        """Where every room stands (LangGraph's checkpoints in ``checkpoints.sqlite``),
-        opened and set up on first use (the same saver afterwards); only running rooms need it."""
-        if self._checkpoints is not None:
-            return self._checkpoints[1]
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # see TYPE_CHECKING
+    async def database(self) -> Database | None:
+        """The PostgreSQL pool this process shares among its stores (opened on first use),
+        or None when no database is configured (SQLite files in the data folder)."""
+        if self.settings.database is None:
+            return None
+        if self._database is None:
+            from framework.database.pool import Database  # the `postgres` extra: only here
+
+            self._database = await Database.open(
+                self.settings.database, max_size=self.settings.database_pool_size
+            )
+        return self._database
+
+    async def leases(self) -> Leases | None:
+        """The rooms' leases on the database (None without one: a file lock per room)."""
+        db = await self.database()
+        if db is None:
+            return None
+        if self._leases is None:
+            from framework.database.leases import Leases
+
+            self._leases = Leases(db, seconds=self.settings.lease_seconds)
+        return self._leases
+
+    async def checkpoints(self) -> BaseCheckpointSaver[Any]:
+        """Where every room stands (LangGraph's checkpoints: in ``checkpoints.sqlite``, or
+        fenced by the rooms' leases on the database), opened and set up on first use (the
+        same saver afterwards); only running rooms need it."""
+        if self._saver is not None:
+            return self._saver
+        db = await self.database()
+        if db is not None:
+            from framework.database.fenced_checkpoints import open_checkpoints
+
+            self._saver = await open_checkpoints(db)
+            return self._saver
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         path = self.folder.checkpoints
         try:
@@ -166,10 +203,10 @@ class Stores(ClosedOnExit):
         except BaseException:
             await conn.close()
             raise
-        self._checkpoints = (conn, saver)
+        self._saver, self._checkpoint_conn = saver, conn
         return saver
 
-    async def open_for_rooms(self) -> tuple[AsyncSqliteSaver, SopService]:
+    async def open_for_rooms(self) -> tuple[BaseCheckpointSaver[Any], SopService]:
         """Open what running rooms needs now (the checkpoints, then the SOPs, the project's
         cards imported): a lost store is reported first, never silently recreated empty; on
         any failure everything opened is closed again."""
@@ -210,9 +247,13 @@ class Stores(ClosedOnExit):
         if self._sops is not None:
             await self._sops.close()
             self._sops = None
-        if self._checkpoints is not None:
-            await self._checkpoints[0].close()
-            self._checkpoints = None
+        if self._checkpoint_conn is not None:
+            await self._checkpoint_conn.close()
+            self._checkpoint_conn = None
+        self._saver, self._leases = None, None
+        if self._database is not None:  # last: the stores above may use it as they close
+            await self._database.close()
+            self._database = None
 
 
 def settings_for(

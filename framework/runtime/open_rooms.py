@@ -8,7 +8,9 @@ this module puts it together.
 
 from __future__ import annotations
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from typing import TYPE_CHECKING, Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from framework.data_folder import DataFolder
 from framework.extensions.registry import Extensions
@@ -19,11 +21,15 @@ from framework.runtime.deps import RoomDeps, RoomModels
 from framework.runtime.graph import RoomGraph, build_graph
 from framework.runtime.plan import RoomPlan
 from framework.runtime.room import Room
+from framework.runtime.run_lock import FencedSaver, LeasedRunLock, RunGuard, RunLock
 from framework.runtime.turn_context import system_prompt
 from framework.sessions.keys import SessionKey
 from framework.sessions.store import SessionStore
 from framework.settings import Settings
 from framework.sop.service import SopService
+
+if TYPE_CHECKING:
+    from framework.database.leases import Leases
 
 __all__ = ["OpenRooms"]
 
@@ -34,15 +40,20 @@ class OpenRooms:
     def __init__(
         self,
         settings: Settings,
-        saver: AsyncSqliteSaver,
+        saver: BaseCheckpointSaver[Any],
         sessions: SessionStore,
         memory: MemoryStore,
         sops: SopService,
         models: ModelResolver,
         extensions: Extensions,
+        *,
+        leases: Leases | None = None,
     ) -> None:
-        """Hold what every room shares; nothing is built yet."""
+        """Hold what every room shares; nothing is built yet. ``leases``: rooms run under
+        a database lease (fencing the saver and the log) instead of a file lock."""
         self.settings = settings
+        self._saver = saver
+        self._leases = leases
         self._graph: RoomGraph = build_graph(saver)
         self._renderer = PromptRenderer()
         self._sessions = sessions
@@ -77,11 +88,21 @@ class OpenRooms:
         for eid in plan.employees:
             # Render each prompt once now: a broken template fails here, not mid-run.
             system_prompt(deps, employee=eid, why="selector", step=None)
-        lock = DataFolder(self.settings.data_dir).room_lock(key)
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        room = Room(deps, self._graph, lock)
+        room = Room(deps, self._graph, self._run_guard(key, deps))
         self._rooms[str(key)] = room
         return room
+
+    def _run_guard(self, key: SessionKey, deps: RoomDeps) -> RunGuard:
+        """One run at a time per room: a lease on the database when there is one (no file
+        lock is trusted across machines), else a file lock in the data folder."""
+        timeout = self.settings.run_lock_timeout
+        if self._leases is not None:
+            if not isinstance(self._saver, FencedSaver):
+                raise TypeError("rooms under leases need a fenced checkpointer")
+            return LeasedRunLock(str(key), self._leases, self._saver, deps.log, timeout)
+        path = DataFolder(self.settings.data_dir).room_lock(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return RunLock(str(key), path, timeout)
 
     def items(self) -> list[tuple[str, Room]]:
         """``(session key, room)`` of every room open now."""

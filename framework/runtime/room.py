@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -35,7 +34,7 @@ from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.graph import RoomGraph
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
 from framework.runtime.room_status import RebuildReport, RoomStatus
-from framework.runtime.run_lock import RunLock
+from framework.runtime.run_lock import RunGuard
 from framework.runtime.session_end import end_session, is_idle
 from framework.runtime.state import CONSUMED_WINDOW, Routed, next_index
 from framework.sessions.events import (
@@ -54,11 +53,11 @@ from framework.specs.scenario import ScenarioSettings
 class Room:
     """A group (or one-to-one) conversation bound to a scenario. Get one from ``Staffroom``."""
 
-    def __init__(self, deps: RoomDeps, graph: RoomGraph, lock_path: Path) -> None:
+    def __init__(self, deps: RoomDeps, graph: RoomGraph, lock: RunGuard) -> None:
         self._deps = deps
         self._graph = graph
         self._config: Any = {"configurable": {"thread_id": str(deps.key)}}
-        self._lock = RunLock(self.key, lock_path, deps.settings.run_lock_timeout)
+        self._lock = lock
         self._background: asyncio.Task[None] | None = None
 
     @property
@@ -394,5 +393,5 @@ class Room:
             if isinstance(item, Event):
                 yield item
 
-    def _running(self) -> RunLock:
+    def _running(self) -> RunGuard:
         return self._lock

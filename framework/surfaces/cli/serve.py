@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from framework.errors import InputError, StaffroomError
 from framework.surfaces.cli.options import DatabaseOption, DataDir, settings_for
+from framework.surfaces.cli.workers import Supervisor, require_database
 
 if TYPE_CHECKING:  # the server loads when `serve` runs: every other command stays light
     import uvicorn
@@ -66,6 +67,17 @@ def serve(
         str, typer.Option("--log-level", help="debug, info, warning or error.")
     ] = "info",
     database: DatabaseOption = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="Replica processes on this host sharing the port (more than 1 needs "
+            "--database); a worker that dies is started again.",
+        ),
+    ] = 1,
+    listen_fd: Annotated[int | None, typer.Option("--listen-fd", hidden=True)] = None,
 ) -> None:
     """Serve rooms and DMs over HTTP: JSON API, SSE streams, webhooks (docs at /docs)."""
     import asyncio
@@ -86,17 +98,33 @@ def serve(
         project_language(settings.project_dir, settings.language)  # the viewer's; checked now
         server_config = load_config(config, no_auth=no_auth)
         settings = with_file_database(settings, server_config)
+        require_database(workers, settings.database)
         adapters = _adapters(server_config)
         check_auth(server_config, host)
-        sock = bind(host, port)
+        # A worker of `--workers N` serves the socket its parent bound.
+        sock = bind(host, port) if listen_fd is None else socket.socket(fileno=listen_fd)
     except InputError as exc:
         _fail(exc.render())
     except StaffroomError as exc:
         _fail(str(exc))
-    bound = sock.getsockname()
-    shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-    url = f"http://{shown}:{bound[1]}"
-    console.print(f"staffroom serving on {url} (API docs at /docs)", markup=False, highlight=False)
+    if listen_fd is None:
+        bound = sock.getsockname()
+        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        url = f"http://{shown}:{bound[1]}"
+        said = f"staffroom serving on {url} (API docs at /docs)"
+        said += f" with {workers} workers" if workers > 1 else ""
+        console.print(said, markup=False, highlight=False)
+    if workers > 1:
+        args = [f"--host={host}", f"--log-level={log_level}", f"--data-dir={settings.data_dir}"]
+        args += [f"--project={settings.project_dir}"]
+        args += [f"--config={config}"] if config is not None else []
+        args += ["--no-auth"] if no_auth else []
+        args += [f"--model={model}"] if model is not None else []
+        args += [f"--database={database}"] if database is not None else []
+        try:
+            raise typer.Exit(Supervisor(workers, sock, args).run())
+        finally:
+            sock.close()
     _logging(log_level)
     try:
         asyncio.run(_run(settings, server_config, sock, log_level, adapters))
