@@ -46,3 +46,21 @@ async def test_the_database_and_memory_buckets_answer_alike(pg_url: str) -> None
             assert answers[:2] == [0.0, 0.0] and answers[2] == 30.0, type(store).__name__
     finally:
         await db.close()
+
+
+async def test_a_bucket_refills_with_the_database_clock(pg_url: str) -> None:
+    db = await Database.open(pg_url, max_size=1)
+    try:
+        buckets = await PgRateBuckets.open(db)
+        for _ in range(5):
+            await buckets.acquire("ci", 5)
+        assert await buckets.acquire("ci", 5) > 0
+        async with db.connection() as conn:  # 12 s pass (one token at 5 a minute)
+            await conn.execute("UPDATE staffroom_rate_buckets SET stamp = stamp - interval '12s'")
+        assert await buckets.acquire("ci", 5) == 0.0
+        assert await buckets.acquire("ci", 5) > 0, "one token came back, not more"
+        async with db.connection() as conn:  # an hour idle: full again, never more than full
+            await conn.execute("UPDATE staffroom_rate_buckets SET stamp = stamp - interval '1h'")
+        assert [await buckets.acquire("ci", 5) for _ in range(6)].count(0.0) == 5
+    finally:
+        await db.close()

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import pytest
 
 from framework.database.pool import Database
 from framework.errors import InputError
+from framework.serving.ledger import IngestLedger
 from framework.serving.pg_ledger import PgIngestLedger
 
 KEYS = [f"m{i}" for i in range(50)]
@@ -50,6 +52,26 @@ async def test_two_pools_claiming_the_same_keys_claim_each_once(pg_url: str) -> 
     finally:
         for db in pools:
             await db.close()
+
+
+async def test_two_sqlite_connections_claim_each_key_once(tmp_path: Path) -> None:
+    # The same contract on the default backend: two processes sharing one data folder.
+    path = tmp_path / "ingest.sqlite"
+    ledgers = [await IngestLedger.open(path) for _ in range(2)]
+    try:
+
+        async def replica(name: str, ledger: IngestLedger) -> dict[str, str | None]:
+            got = {}
+            for k in random.sample(KEYS, len(KEYS)):
+                e = await ledger.claim("room:r", f"msg:{k}", message_id=k, author=name, text=k)
+                got[k] = None if e is None else e.author
+            return got
+
+        a, b = await asyncio.gather(replica("a", ledgers[0]), replica("b", ledgers[1]))
+        check_once({"a": a, "b": b})
+    finally:
+        for ledger in ledgers:
+            await ledger.close()
 
 
 async def test_a_nul_the_database_cannot_store_is_refused_by_name(pg_url: str) -> None:
