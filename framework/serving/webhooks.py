@@ -18,7 +18,7 @@ that finds its queue full, is logged and appended to a JSONL file of failed deli
 Those queues are in memory: a crash loses what they hold. Given an :class:`Outbox` (with a
 database, ``webhook_outbox.PgWebhookOutbox``), each delivery is recorded before it is queued,
 only by the first replica to see it, marked when done, and a dead replica's pending ones are
-taken over when a dispatcher starts.
+taken over when a dispatcher starts and every ``SWEEP_SECONDS`` after.
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ log = logging.getLogger("staffroom.webhooks")
 
 SIGNATURE_HEADER = "X-Staffroom-Signature"
 TIMESTAMP_HEADER = "X-Staffroom-Timestamp"
+
+SWEEP_SECONDS = 60.0
+"""How often a dispatcher with an outbox looks for deliveries a dead replica left."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,8 @@ class WebhookDispatcher:
         self.targets = tuple(targets)
         self.outbox = outbox
         """Where deliveries are recorded (None: in memory only, lost at a crash)."""
+        self.sweep_every = SWEEP_SECONDS
+        """Seconds between two looks for a dead replica's deliveries (with an outbox)."""
         self.failures = failures
         self.delivered: list[Delivery] = []
         """Every finished delivery this process made (newest last), for status and tests."""
@@ -140,14 +145,26 @@ class WebhookDispatcher:
         for target, queue in zip(self.targets, self._queues, strict=True):
             self._workers.append(asyncio.create_task(self._work(target, queue)))
         if self.outbox is not None:
-            try:
-                orphans = await self.outbox.orphans(sorted({t.url for t in self.targets}))
-            except Exception:  # the database's trouble must not keep the server from starting
-                log.exception("cannot take over the webhook deliveries of stopped replicas")
-                orphans = []
-            for url, session, event in orphans:
-                index = next(i for i, t in enumerate(self.targets) if t.url == url)
-                await self._enqueue(self.targets[index], self._queues[index], session, event)
+            await self._adopt_orphans()
+            self._workers.append(asyncio.create_task(self._sweep()))
+
+    async def _adopt_orphans(self) -> None:
+        """Queue the recorded deliveries of replicas that died (the outbox's orphans)."""
+        assert self.outbox is not None
+        try:
+            orphans = await self.outbox.orphans(sorted({t.url for t in self.targets}))
+        except Exception:  # the database's trouble must not stop the server or the sweep
+            log.exception("cannot take over the webhook deliveries of stopped replicas")
+            return
+        for url, session, event in orphans:
+            index = next(i for i, t in enumerate(self.targets) if t.url == url)
+            await self._enqueue(self.targets[index], self._queues[index], session, event)
+
+    async def _sweep(self) -> None:
+        # A replica that dies while this one runs leaves orphans no restart may come for.
+        while True:
+            await asyncio.sleep(self.sweep_every)
+            await self._adopt_orphans()
 
     async def listener(self, session: str, event: Event) -> None:
         """For ``Gateway.add_listener``: queue ``event`` for every target that wants it.

@@ -3,6 +3,7 @@ crashed replica had recorded but not made is made when another dispatcher starts
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -94,3 +95,20 @@ async def test_a_crashed_replicas_recorded_delivery_is_made_once_later(
         await survivor.close()
     assert got == [event.id]
     assert not (tmp_path / "failed.jsonl").exists()
+
+
+async def test_a_running_replica_takes_over_a_delivery_a_replica_died_with(
+    pools: list[Database], receiver: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    url, got = receiver
+    survivor = await dispatcher(pools[1], url, tmp_path, stale_after=0.0)
+    survivor.sweep_every = 0.05
+    await survivor.start()
+    crashed = await dispatcher(pools[0], url, tmp_path)
+    event = said("recorded, then the replica died")
+    await crashed.listener(event.session, event)
+    deadline = asyncio.get_running_loop().time() + 5
+    while not got and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)  # until the survivor's next sweep finds it
+    await survivor.close()
+    assert got == [event.id]
