@@ -30,7 +30,7 @@ from framework.errors import InputError
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
-from framework.serving.ledger import IngestLedger
+from framework.serving.ledger import IngestLedger, Ledger
 from framework.serving.results import PostResult, SessionState
 from framework.sessions.entry import first_entry, scenario_of
 from framework.sessions.events import Event, new_event_id, opening_message_id
@@ -53,7 +53,7 @@ DUPLICATE_WAIT = 120.0
 class Gateway:
     """Rooms and DMs for the server and the adapters (one per process and data folder)."""
 
-    def __init__(self, staff: Staffroom, ledger: IngestLedger) -> None:
+    def __init__(self, staff: Staffroom, ledger: Ledger) -> None:
         self.staff = staff
         self.ledger = ledger
         self._lanes: dict[str, Lane] = {}

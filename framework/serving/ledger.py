@@ -10,6 +10,10 @@ It is also the durable queue: a message is written here (with its text) before i
 so one a crash interrupted is found and run when the gateway opens again. And it keeps, for
 the same ``retention``, which platform message carried which of a session's events (what an
 adapter sent): a person's reply to that platform message is a reply to that event.
+
+:class:`Ledger` is what a gateway needs of one; :class:`IngestLedger` is the SQLite file of
+one process (the default), ``PgIngestLedger`` (``pg_ledger.py``) the table every replica on
+one PostgreSQL database shares.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiosqlite
 
@@ -74,6 +78,80 @@ class Entry:
     seq: int
     reply_to: str | None = None
     """The id of the session's event the message replies to (run with it after a crash)."""
+
+
+class Ledger(Protocol):
+    """What the gateway needs of an ingest ledger, whichever store holds it.
+
+    ``claim`` is the exactly-once point: of any number of concurrent claims of one
+    ``(session, key)``, in one process or many, exactly one gets None.
+    """
+
+    async def close(self) -> None:
+        """Release what the ledger holds open."""
+        ...
+
+    async def claim(
+        self,
+        session: str,
+        key: str,
+        *,
+        message_id: str,
+        author: str,
+        text: str,
+        state: str = "queued",
+        reply_to: str | None = None,
+    ) -> Entry | None:
+        """Record a new message; None when it is new, else the entry the key already has."""
+        ...
+
+    async def get(self, session: str, key: str) -> Entry | None:
+        """The entry for ``key`` in ``session``, if the ledger has it."""
+        ...
+
+    async def by_message(self, session: str, message_id: str) -> list[Entry]:
+        """Every entry (message id and idempotency key alike) naming ``message_id``."""
+        ...
+
+    async def merged_into(self, session: str, message_id: str) -> list[Entry]:
+        """The messages coalesced into ``message_id``, in arrival order."""
+        ...
+
+    async def pending(self) -> list[Entry]:
+        """Accepted messages never answered, oldest first."""
+        ...
+
+    async def pending_for(self, session: str) -> list[Entry]:
+        """:meth:`pending` of one session, oldest first."""
+        ...
+
+    async def update(
+        self,
+        session: str,
+        message_id: str,
+        *,
+        state: str,
+        result: dict[str, Any] | None = None,
+        merged_into: str | None = None,
+    ) -> None:
+        """Set the state (and result, target) of every entry of a message."""
+        ...
+
+    async def set_text(self, session: str, message_id: str, text: str) -> None:
+        """Replace the text of a waiting message."""
+        ...
+
+    async def forget(self, session: str, message_id: str) -> None:
+        """Drop a message whose run failed, so its sender's retry runs it again."""
+        ...
+
+    async def record_sent(self, session: str, platform_id: str, event_id: str) -> None:
+        """Remember that the platform message ``platform_id`` carried ``event_id``."""
+        ...
+
+    async def sent_event(self, session: str, platform_id: str) -> str | None:
+        """The id of the event of ``session`` the platform message ``platform_id`` carried."""
+        ...
 
 
 class IngestLedger:
@@ -157,6 +235,12 @@ class IngestLedger:
     async def pending(self) -> list[Entry]:
         """Accepted messages never answered (a crash or a stop came first), oldest first."""
         return await self._select("WHERE state IN ('queued', 'running') ORDER BY seq", ())
+
+    async def pending_for(self, session: str) -> list[Entry]:
+        """:meth:`pending` of one session (what the holder of its room runs), oldest first."""
+        return await self._select(
+            "WHERE session = ? AND state IN ('queued', 'running') ORDER BY seq", (session,)
+        )
 
     async def update(
         self,

@@ -14,6 +14,11 @@ room never waits and a slow or dead receiver never delays another. A delivery is
 ``attempts`` times with exponential backoff (``base_delay`` x 2^n); one that still fails, or
 that finds its queue full, is logged and appended to a JSONL file of failed deliveries
 (``failures``) for an operator to replay.
+
+Those queues are in memory: a crash loses what they hold. Given an :class:`Outbox` (with a
+database, ``webhook_outbox.PgWebhookOutbox``), each delivery is recorded before it is queued,
+only by the first replica to see it, marked when done, and a dead replica's pending ones are
+taken over when a dispatcher starts and every ``SWEEP_SECONDS`` after.
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ import hmac
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -38,6 +44,9 @@ log = logging.getLogger("staffroom.webhooks")
 
 SIGNATURE_HEADER = "X-Staffroom-Signature"
 TIMESTAMP_HEADER = "X-Staffroom-Timestamp"
+
+SWEEP_SECONDS = 60.0
+"""How often a dispatcher with an outbox looks for deliveries a dead replica left."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +82,22 @@ class Delivery:
     error: str | None
 
 
+class Outbox(Protocol):
+    """Where deliveries are recorded before they are made (see the module docstring)."""
+
+    async def record(self, url: str, session: str, event: Event) -> bool:
+        """Record the delivery; True when this process is the first to (it delivers)."""
+        ...
+
+    async def finish(self, delivery: Delivery) -> None:
+        """Mark a recorded delivery done (delivered or failed)."""
+        ...
+
+    async def orphans(self, urls: Sequence[str]) -> list[tuple[str, str, Event]]:
+        """Take over recorded deliveries to ``urls`` whose process died, to make them."""
+        ...
+
+
 def sign(secret: str, body: bytes) -> str:
     """The ``X-Staffroom-Signature`` value for ``body``: ``sha256=<hex HMAC>``."""
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
@@ -98,8 +123,13 @@ class WebhookDispatcher:
         failures: Path,
         queue_size: int = 1000,
         client: httpx.AsyncClient | None = None,
+        outbox: Outbox | None = None,
     ) -> None:
         self.targets = tuple(targets)
+        self.outbox = outbox
+        """Where deliveries are recorded (None: in memory only, lost at a crash)."""
+        self.sweep_every = SWEEP_SECONDS
+        """Seconds between two looks for a dead replica's deliveries (with an outbox)."""
         self.failures = failures
         self.delivered: list[Delivery] = []
         """Every finished delivery this process made (newest last), for status and tests."""
@@ -114,23 +144,63 @@ class WebhookDispatcher:
             self._client = httpx.AsyncClient()
         for target, queue in zip(self.targets, self._queues, strict=True):
             self._workers.append(asyncio.create_task(self._work(target, queue)))
+        if self.outbox is not None:
+            await self._adopt_orphans()
+            self._workers.append(asyncio.create_task(self._sweep()))
+
+    async def _adopt_orphans(self) -> None:
+        """Queue the recorded deliveries of replicas that died (the outbox's orphans)."""
+        assert self.outbox is not None
+        try:
+            orphans = await self.outbox.orphans(sorted({t.url for t in self.targets}))
+        except Exception:  # the database's trouble must not stop the server or the sweep
+            log.exception("cannot take over the webhook deliveries of stopped replicas")
+            return
+        for url, session, event in orphans:
+            index = next(i for i, t in enumerate(self.targets) if t.url == url)
+            await self._enqueue(self.targets[index], self._queues[index], session, event)
+
+    async def _sweep(self) -> None:
+        # A replica that dies while this one runs leaves orphans no restart may come for.
+        while True:
+            await asyncio.sleep(self.sweep_every)
+            await self._adopt_orphans()
 
     async def listener(self, session: str, event: Event) -> None:
         """For ``Gateway.add_listener``: queue ``event`` for every target that wants it.
 
-        Never waits: a full queue drops the delivery and records it as failed.
+        Never waits for a receiver (only for the outbox's insert, when there is one): a full
+        queue drops the delivery and records it as failed.
         """
         if not is_employee_message(event):
             return
         for target, queue in zip(self.targets, self._queues, strict=True):
-            if not target.wants(session):
-                continue
-            try:
-                queue.put_nowait((session, event))
-            except asyncio.QueueFull:
-                self._finish(
-                    target, Delivery(target.url, session, event.id, False, 0, None, "queue full")
-                )
+            if target.wants(session) and await self._record(target, session, event):
+                await self._enqueue(target, queue, session, event)
+
+    async def _record(self, target: WebhookTarget, session: str, event: Event) -> bool:
+        """Whether this process delivers ``event`` to ``target`` (the outbox's first)."""
+        if self.outbox is None:
+            return True
+        try:
+            return await self.outbox.record(target.url, session, event)
+        except Exception:  # better twice than never: deliver it without the outbox
+            log.exception("cannot record the webhook delivery of %s to %s", event.id, target.url)
+            return True
+
+    async def _enqueue(
+        self,
+        target: WebhookTarget,
+        queue: asyncio.Queue[tuple[str, Event]],
+        session: str,
+        event: Event,
+    ) -> None:
+        try:
+            queue.put_nowait((session, event))
+        except asyncio.QueueFull:
+            await self._settle(
+                target, Delivery(target.url, session, event.id, False, 0, None, "queue full")
+            )
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Deliver what is queued (up to ``timeout`` seconds), then stop the workers."""
@@ -152,7 +222,7 @@ class WebhookDispatcher:
         while True:
             session, event = await queue.get()
             try:
-                self._finish(target, await self.deliver(target, session, event))
+                await self._settle(target, await self.deliver(target, session, event))
             except Exception:  # a bug here must not kill the worker for every later message
                 log.exception("webhook delivery to %s crashed", target.url)
             finally:
@@ -189,6 +259,15 @@ class WebhookDispatcher:
                 await asyncio.sleep(target.base_delay * 2 ** (attempt - 1))
         return Delivery(target.url, session, event.id, False, attempt, status, error)
 
+    async def _settle(self, target: WebhookTarget, delivery: Delivery) -> None:
+        self._finish(target, delivery)
+        if self.outbox is None:
+            return
+        try:
+            await self.outbox.finish(delivery)
+        except Exception:  # the delivery is made; a stale row is at worst sent once more
+            log.exception("cannot mark the webhook delivery of %s done", delivery.event_id)
+
     def _finish(self, target: WebhookTarget, delivery: Delivery) -> None:
         self.delivered.append(delivery)
         del self.delivered[:-1000]  # a long-running server keeps only the recent ones
@@ -223,6 +302,7 @@ __all__ = [
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
     "Delivery",
+    "Outbox",
     "WebhookDispatcher",
     "WebhookTarget",
     "is_employee_message",
