@@ -3,16 +3,16 @@
 The gateway adds what a room inside a chat bot needs on top of :class:`Room`:
 
 - exactly-once ingestion: a message's platform id (or an ``Idempotency-Key``) is remembered
-  per session in the ingest ledger (``ingest.sqlite``), so a redelivery, even days later or
-  after a restart, returns the first delivery's result and changes nothing. Such ids live in
-  their own namespace (``Room.post(client_id=...)``): no id a client sends can name one of
-  the room's own events, so no post changes what is stored for anyone else;
+  per session in the ingest ledger (``ingest.sqlite``, or the database every replica shares),
+  so a redelivery, even days later, after a restart or to another replica, returns the first
+  delivery's result and changes nothing. Such ids live in their own namespace: no id a
+  client sends can name one of the room's own events;
 - rooms open on a scenario id of the project's catalog only, and resume on the scenario id
   their log records, never on a file a caller or the log names;
 - double texting: a message arriving while the room answers is handled by the scenario's
   ``double_texting`` policy (enqueue, reject, interrupt, coalesce) in the session's lane;
 - a durable queue: an accepted message is in the ledger before it runs, so one a crash cut
-  off runs when the gateway opens again;
+  off runs when the gateway opens again (or, with a database, on another replica);
 - listeners (webhooks, adapters) get every event the gateway's runs produce, in the
   background: a slow receiver never delays a room.
 """
@@ -20,6 +20,7 @@ The gateway adds what a room inside a chat bot needs on top of :class:`Room`:
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import time
@@ -30,8 +31,11 @@ from framework.errors import InputError
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
-from framework.serving.ledger import IngestLedger, Ledger
+from framework.serving.ledger import Ledger
+from framework.serving.ledgers import open_ledger
+from framework.serving.replicas import Presence
 from framework.serving.results import PostResult, SessionState
+from framework.serving.settle import settle
 from framework.sessions.entry import first_entry, scenario_of
 from framework.sessions.events import Event, new_event_id, opening_message_id
 from framework.sessions.follow import follow_log
@@ -63,20 +67,37 @@ class Gateway:
         self._opening: dict[str, asyncio.Lock] = {}
         self.dropped_events = 0
         """Events no listener got because the listener queue was full."""
+        self._presence: Presence | None = None
 
     @classmethod
     async def open(cls, staff: Staffroom) -> Gateway:
-        """The gateway over an open Staffroom; runs the messages a crash left unanswered."""
-        ledger = await IngestLedger.open(DataFolder(staff.settings.data_dir).ingest)
+        """The gateway over an open Staffroom; runs the messages a crash left unanswered.
+
+        With a database: the ledger every replica shares, and this replica's presence there
+        (:class:`~framework.serving.replicas.Presence`: it adopts what gone replicas left)."""
+        db = await staff.stores.database()
+        ledger = await open_ledger(DataFolder(staff.settings.data_dir).ingest, db)
         gateway = cls(staff, ledger)
+        leases = await staff.stores.leases()
+        if db is not None and leases is not None:
+            every = staff.settings.lease_seconds
+            gateway._presence = Presence(leases, db.owner, every, gateway._resume)
+            await gateway._presence.start()
         await gateway._resume()
+        if gateway._presence is not None:
+            gateway._presence.sweep_every()
         return gateway
 
     async def close(self) -> None:
         """Let every accepted message run, deliver what listeners wait for, close the
         ledger (the Staffroom stays open: it is the caller's)."""
+        if self._presence is not None:
+            await self._presence.stop_sweeping()
         for lane in list(self._lanes.values()):
             await lane.wait_idle()
+        if self._presence is not None:  # after the runs: our queue is empty, nothing to adopt
+            await self._presence.leave()
+            self._presence = None
         if self._dispatcher is not None:
             await self._outbox.join()
             self._dispatcher.cancel()
@@ -144,9 +165,8 @@ class Gateway:
         return who
 
     def _stored_scenario(self, key: str) -> str | None:
-        return scenario_of(
-            first_entry(self.staff.sessions.log(SessionKey.parse(key)).iter_events())
-        )
+        log = self.staff.sessions.log(SessionKey.parse(key))
+        return scenario_of(first_entry(log.iter_events()))
 
     async def open_dm(self, employee: str, user: str) -> Room:
         """The DM of ``user`` with ``employee``."""
@@ -326,30 +346,12 @@ class Gateway:
                 return PostResult(session, message_id, "queued", policy, duplicate=True)
             await asyncio.sleep(0.2)  # another process runs it: its result lands in the ledger
 
-    async def _settle(self, key: str, item: Item, outcome: PostResult | BaseException) -> None:
-        if isinstance(outcome, PostResult):
-            if item.texts:  # a message (a room's bare entry is in no ledger)
-                await self.ledger.update(
-                    key, item.message_id, state="done", result=outcome.to_dict()
-                )
-                for merged in item.merged:
-                    merged_result = outcome.as_merged(merged).to_dict()
-                    await self.ledger.update(key, merged, state="coalesced", result=merged_result)
-            if not item.done.done():
-                item.done.set_result(outcome)
-            return
-        # A failed run is forgotten by the ledger, so the sender's retry runs it again (the
-        # log's ids keep the message itself from being stored twice).
-        for mid in [item.message_id, *item.merged]:
-            await self.ledger.forget(key, mid)
-        log.warning("run of %s in %s failed: %s", item.message_id, key, outcome)
-        if not item.done.done():
-            item.done.set_exception(outcome)
-            item.done.exception()  # retrieved: a poster that stopped waiting logs nothing
-
     async def _resume(self) -> None:
         seen: set[tuple[str, str]] = set()
-        for entry in await self.ledger.pending():
+        for entry in await self.ledger.take_orphans():
+            lane = self._lanes.get(entry.session)
+            if lane is not None and any(i.message_id == entry.message_id for i in lane.waiting()):
+                continue  # ours already (requeued after a lost lease, still in our lane)
             if (entry.session, entry.message_id) in seen:
                 continue
             seen.add((entry.session, entry.message_id))
@@ -372,7 +374,7 @@ class Gateway:
     def _lane(self, room: Room) -> Lane:
         lane = self._lanes.get(room.key)
         if lane is None or lane.room is not room:
-            lane = Lane(room, self._emit, self._settle)
+            lane = Lane(room, self._emit, functools.partial(settle, self.ledger))
             self._lanes[room.key] = lane
         return lane
 

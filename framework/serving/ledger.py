@@ -121,6 +121,14 @@ class Ledger(Protocol):
         """Accepted messages never answered, oldest first."""
         ...
 
+    async def take_orphans(self) -> list[Entry]:
+        """Unanswered messages no running process will answer, now this process's."""
+        ...
+
+    async def requeue(self, session: str, message_id: str) -> None:
+        """Give a message whose run was cut off back to the queue."""
+        ...
+
     async def pending_for(self, session: str) -> list[Entry]:
         """:meth:`pending` of one session, oldest first."""
         ...
@@ -235,6 +243,20 @@ class IngestLedger:
     async def pending(self) -> list[Entry]:
         """Accepted messages never answered (a crash or a stop came first), oldest first."""
         return await self._select("WHERE state IN ('queued', 'running') ORDER BY seq", ())
+
+    async def take_orphans(self) -> list[Entry]:
+        """Messages no running process will answer: on this file, every pending one (the
+        gateway asks once, as it opens; see the shared ledger for replicas)."""
+        return await self.pending()
+
+    async def requeue(self, session: str, message_id: str) -> None:
+        """Mark a message queued again (its run was cut off; the next gateway runs it)."""
+        await self._conn.execute(
+            "UPDATE ingest SET state = 'queued' WHERE session = ? AND message_id = ? "
+            "AND state IN ('queued', 'running')",
+            (session, message_id),
+        )
+        await self._conn.commit()
 
     async def pending_for(self, session: str) -> list[Entry]:
         """:meth:`pending` of one session (what the holder of its room runs), oldest first."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from framework.database.leases import LEASE_MIGRATIONS
 from framework.database.migrations import Migration, apply_migrations
 from framework.database.pool import Database
 from framework.database.url import redact
@@ -58,9 +59,25 @@ MIGRATIONS = [
         );
         CREATE INDEX staffroom_sent_created ON staffroom_sent (created);
         """,
-    )
+    ),
+    # Which replica queued a message: a sweep takes over the messages of replicas that are
+    # gone (their replica lease expired), and only those (see Gateway).
+    Migration("ingest", 2, "ALTER TABLE staffroom_ingest ADD COLUMN owner TEXT"),
 ]
 """The ledger's tables (feature ``ingest``), applied by :func:`apply_migrations`."""
+
+REPLICA_PREFIX = "replica:"
+"""A replica holds the lease ``replica:<owner>`` while it runs (see :meth:`take_orphans`)."""
+
+_TAKE_ORPHANS = f"""
+UPDATE staffroom_ingest AS i SET owner = %(me)s
+WHERE state IN ('queued', 'running') AND owner IS DISTINCT FROM %(me)s
+  AND NOT EXISTS (
+    SELECT 1 FROM staffroom_leases AS l
+    WHERE l.session = '{REPLICA_PREFIX}' || i.owner AND l.expires_at > now()
+  )
+RETURNING {{columns}}
+"""
 
 _COLUMNS = "session, key, message_id, author, text, state, merged_into, result, seq, reply_to"
 
@@ -90,7 +107,7 @@ class PgIngestLedger:
         """Create the tables if missing (under the migration lock) and drop finished entries
         and sent records older than ``retention`` seconds."""
         try:
-            await apply_migrations(db, MIGRATIONS)
+            await apply_migrations(db, [*LEASE_MIGRATIONS, *MIGRATIONS])
             async with db.connection() as conn:
                 await conn.execute(
                     "DELETE FROM staffroom_ingest WHERE created < now() - make_interval("
@@ -140,9 +157,9 @@ class PgIngestLedger:
             async with self.db.connection() as conn:
                 cursor = await conn.execute(
                     "INSERT INTO staffroom_ingest (session, key, message_id, author, text, "
-                    "state, reply_to) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                    "state, reply_to, owner) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
                     "ON CONFLICT (session, key) DO NOTHING RETURNING seq",
-                    (session, key, message_id, author, text, state, reply_to),
+                    (session, key, message_id, author, text, state, reply_to, self.db.owner),
                 )
                 if await cursor.fetchone() is not None:
                     return None
@@ -177,6 +194,26 @@ class PgIngestLedger:
         """Accepted messages never answered (a crash or a stop came first), oldest first,
         of every replica."""
         return await self._select("WHERE state IN ('queued', 'running') ORDER BY seq", ())
+
+    async def take_orphans(self) -> list[Entry]:
+        """The unanswered messages of replicas that are gone (their ``replica:`` lease has
+        expired) or of none, now this replica's, oldest first. One atomic UPDATE: of two
+        replicas sweeping at once, each message goes to one of them."""
+        async with self.db.connection() as conn:
+            rows = await (
+                await conn.execute(_TAKE_ORPHANS.format(columns=_COLUMNS), {"me": self.db.owner})
+            ).fetchall()
+        return sorted((self._entry(row) for row in rows), key=lambda e: e.seq)
+
+    async def requeue(self, session: str, message_id: str) -> None:
+        """Give a message back to the queue for any replica (its run lost the room's lease
+        to another replica: the next sweep, there or here, runs it)."""
+        async with self.db.connection() as conn:
+            await conn.execute(
+                "UPDATE staffroom_ingest SET state = 'queued', owner = NULL "
+                "WHERE session = %s AND message_id = %s AND state IN ('queued', 'running')",
+                (session, message_id),
+            )
 
     async def pending_for(self, session: str) -> list[Entry]:
         """:meth:`pending` of one session (what the holder of its room's lease runs)."""
@@ -248,18 +285,19 @@ class PgIngestLedger:
         async with self.db.connection() as conn:
             cursor = await conn.execute(f"SELECT {_COLUMNS} FROM staffroom_ingest {where}", args)
             rows = await cursor.fetchall()
-        return [
-            Entry(
-                session=row["session"],
-                key=row["key"],
-                message_id=row["message_id"],
-                author=row["author"],
-                text=row["text"],
-                state=row["state"],
-                merged_into=row["merged_into"],
-                result=None if row["result"] is None else json.loads(row["result"]),
-                seq=int(row["seq"]),
-                reply_to=row["reply_to"],
-            )
-            for row in rows
-        ]
+        return [self._entry(row) for row in rows]
+
+    @staticmethod
+    def _entry(row: dict[str, Any]) -> Entry:
+        return Entry(
+            session=row["session"],
+            key=row["key"],
+            message_id=row["message_id"],
+            author=row["author"],
+            text=row["text"],
+            state=row["state"],
+            merged_into=row["merged_into"],
+            result=None if row["result"] is None else json.loads(row["result"]),
+            seq=int(row["seq"]),
+            reply_to=row["reply_to"],
+        )

@@ -77,13 +77,8 @@ def _labelled(settings: Settings) -> Settings:
     return settings
 
 
-def _settings(
-    data_dir: Path | None,
-    project: Path | None,
-    model: str | None = None,
-    database: str | None = None,
-) -> Settings:
-    return _labelled(settings_for(data_dir, project, model, database=database))
+def _settings(data_dir: Path | None, project: Path | None, database: str | None = None) -> Settings:
+    return _labelled(settings_for(data_dir, project, database=database))
 
 
 def _writing(
