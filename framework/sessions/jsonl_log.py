@@ -113,7 +113,7 @@ class JsonlLog(LogIndex):
                 return False
             fd = self._fd
             if fd is None or self.lock != "flock" or time.monotonic() - self._checked > _RECHECK:
-                return self._append_lines([key], [line])[0]  # first use, filelock, recheck
+                return self._append_lines([key], [line], epoch)[0]  # first use, filelock, recheck
             # The hot path, inlined: flock, lseek, [read what others added], write, unlock.
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
