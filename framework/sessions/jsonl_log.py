@@ -29,7 +29,7 @@ from typing import Literal
 
 from framework.errors import JsonlError, StorageError
 from framework.sessions.events import Event
-from framework.sessions.id_index import EPOCH, id_key, plain_keys
+from framework.sessions.id_index import id_key, plain_keys
 from framework.sessions.log_fence import LogFence, StaleLine, mark_line
 from framework.sessions.log_index import LogIndex
 from framework.sessions.log_lock import LockKind, LogLock, flock_wait
@@ -123,10 +123,9 @@ class JsonlLog(LogIndex):
                 size, end = os.lseek(fd, 0, os.SEEK_END), self._indexed
                 new: list[bytes] = []
                 if size != end:  # others' lines since: index them (one pread, one regex)
-                    found = None
-                    if end and not self._top:  # a fenced log's lines need their epochs
-                        block = os.pread(fd, size - end + 1, end - 1)
-                        found = None if EPOCH in block else plain_keys(block)
+                    found = None  # a fenced log's lines need their epochs: general path
+                    if end and not self._top:
+                        found = plain_keys(os.pread(fd, size - end + 1, end - 1))
                     if found is None:  # first read, torn tail, odd lines, epochs: general path
                         new = self._read_new(fd, size)
                     else:
@@ -258,21 +257,12 @@ class JsonlLog(LogIndex):
         """
         return read_tail(self, n)
 
-    def epoch_before(self, offset: int) -> int:
-        """The highest lease epoch of the lines before byte ``offset`` (0: none fenced)."""
+    def epoch_rises(self) -> list[tuple[int, int]]:
+        """Where the highest lease epoch rose in the file, ``(line offset, epoch)`` in file
+        order (empty for an unfenced log); reads what the index has not seen yet."""
         with self._thread_lock:
             self._catch_up()
-            top = 0
-            for at, epoch in self._rises:
-                if at >= offset:
-                    break
-                top = epoch
-            return top
-
-    # -- internals ---------------------------------------------------------------------------
-    # _ids holds the raw JSON text of every id (between the quotes, as to_json writes it) in
-    # the first _indexed bytes. Under the lock an append reads only what other writers added
-    # since, and pulls their ids out with one regex call instead of parsing JSON.
+            return list(self._rises)
 
     def _append_lines(self, keys: list[bytes], lines: list[bytes], epoch: int = 0) -> list[bool]:
         """The general append (thread lock held): lock, catch up, write the fresh lines."""

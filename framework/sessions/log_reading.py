@@ -9,13 +9,13 @@ and left alone. The file is never changed.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
 from framework.errors import JsonlError
 from framework.sessions.events import Event
-from framework.sessions.id_index import EPOCH, line_head
 from framework.sessions.log_fence import EpochGate, StaleLine, parse_line
 
 __all__ = ["BLOCK", "read_events", "read_tail"]
@@ -34,8 +34,8 @@ class ReadLog(Protocol):
     stale: list[StaleLine]
     torn_tail_bytes: int
 
-    def epoch_before(self, offset: int) -> int:
-        """The highest epoch of the lines before byte ``offset`` (a line start)."""
+    def epoch_rises(self) -> list[tuple[int, int]]:
+        """Where the highest lease epoch rose in the file: ``(line offset, epoch)``."""
         ...
 
 
@@ -65,16 +65,15 @@ def read_tail(log: ReadLog, n: int) -> list[Event]:
         return []
     with log.path.open("rb") as fh:
         size, want = fh.seek(0, os.SEEK_END), BLOCK
+        rises: list[tuple[int, int]] | None = None  # where the highest epoch rose, if fenced
         while True:
             start = max(0, size - want)
             fh.seek(start)
             data = fh.read(size - start)
             lines = data.split(b"\n")
             log.torn_tail_bytes = len(lines.pop())  # bytes after the last newline
-            first = start
             if start > 0 and lines:
-                first += len(lines.pop(0)) + 1  # may begin mid-line
-            bars = _bars(log, lines, first) if EPOCH in data else None
+                lines.pop(0)  # may begin mid-line
             log.problems, log.stale, found = [], [], []
             offset = size - log.torn_tail_bytes
             for i in range(len(lines) - 1, -1, -1):
@@ -82,8 +81,18 @@ def read_tail(log: ReadLog, n: int) -> list[Event]:
                 event = _parse(log, lines[i], None, False, offset=offset)
                 if not isinstance(event, Event):
                     continue  # malformed, blank, or a takeover marker
-                if bars is not None and event.epoch < bars[i]:
-                    log.stale.append(StaleLine(None, offset, event.id, event.epoch, bars[i]))
+                # A fenced event is judged against the whole file before it, not just the
+                # window: a stale writer's one batch (it checks its lease before each append,
+                # so it can put at most one after the takeover) may sit right after the new
+                # holder's marker, and a window that starts between the two would take it for
+                # current. The log's id index, read in file order from the start, knows where
+                # the highest epoch rose: exact, not a guess. Only the events after the last
+                # fenced one (read first: this loop runs backwards) go unjudged, and those are
+                # unfenced lines at the end of a log with epochs, which appends refuse.
+                if rises is None and event.epoch:
+                    rises = log.epoch_rises()
+                if rises and event.epoch < (bar := _bar(rises, offset)):
+                    log.stale.append(StaleLine(None, offset, event.id, event.epoch, bar))
                     continue
                 found.append(event)
                 if len(found) == n:
@@ -93,28 +102,10 @@ def read_tail(log: ReadLog, n: int) -> list[Event]:
             want *= 4
 
 
-def _bars(log: ReadLog, lines: list[bytes], first: int) -> list[int] | None:
-    """For each line of a tail window (file order, the first at byte ``first``): the highest
-    epoch before it in the whole file. None when the window holds no epoch.
-
-    Within the window that is a running maximum in file order, but the lines before the
-    window count too: a stale writer's one batch (it checks its lease before each append, so
-    it can put at most one after the takeover) may sit right after the new holder's marker,
-    and a window that starts between the two would take it for current. So the maximum
-    starts from the log's ``epoch_before`` the window (its id index, read in file order from
-    the start, records where the highest epoch went up): exact, not a guess. A window with
-    no epoch at all is read as unfenced: an unfenced append to a log that holds epochs is
-    refused, so such lines are in a log without any.
-    """
-    epochs = [line_head(raw)[1] for raw in lines]
-    if not any(epochs):
-        return None
-    top = log.epoch_before(first) if first else 0
-    bars = []
-    for epoch in epochs:
-        bars.append(top)
-        top = max(top, epoch)
-    return bars
+def _bar(rises: list[tuple[int, int]], offset: int) -> int:
+    """The highest epoch before byte ``offset``, from where it rose (offset order)."""
+    at = bisect_left(rises, (offset,))
+    return rises[at - 1][1] if at else 0
 
 
 def _parse(
