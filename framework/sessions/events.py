@@ -1,6 +1,8 @@
 """Session events: one JSON object per JSONL line.
 
-Every line starts with ``{"id": "...`` so the log can index ids without a full JSON parse.
+Every line starts with ``{"id": "...`` so the log can index ids without a full JSON parse; a
+line written under a room lease (several replicas) carries the writer's fencing epoch right
+after it, ``{"id":"…","epoch":3,"ts":…}``, for the same reason (``log_fence.py`` says why).
 Code reads an event's ``content`` as its kind's typed payload with
 :func:`framework.sessions.payloads.payload_of`, and finds a run's entry event with
 :mod:`framework.sessions.entry`; ``content`` itself stays exactly what the log holds.
@@ -88,6 +90,9 @@ class Event:
     """For a turn that mixes text and tool calls: where each tool call sat in the text."""
     meta: dict[str, Any] = field(default_factory=dict)
     """Why this happened: ``why`` (sop_step | mention | selector), ``sop``, ``step``, ``model``."""
+    epoch: int = 0
+    """The fencing epoch of the room lease its writer held (``JsonlLog.fence``); 0 when
+    written without one (a single process, SQLite mode, logs from before leases)."""
 
     def to_json(self) -> str:
         """Serialise to one JSON line (no newline), ``id`` first."""
@@ -95,8 +100,10 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         """The event as plain JSON data (what a log line, an HTTP body or a stream holds)."""
-        data: dict[str, Any] = {
-            "id": self.id,
+        data: dict[str, Any] = {"id": self.id}
+        if self.epoch:  # right after the id: the log's id index reads both with one regex
+            data["epoch"] = self.epoch
+        data |= {
             "ts": self.ts,
             "session": self.session,
             "kind": str(self.kind),
@@ -113,6 +120,9 @@ class Event:
     def from_dict(cls, data: dict[str, Any]) -> Event:
         """Build from a parsed JSON object; raises ``KeyError``/``ValueError`` when malformed."""
         offsets = data.get("text_offsets")
+        epoch = data.get("epoch", 0)
+        if type(epoch) is not int or epoch < 0:  # not a bool, a float or a string
+            raise ValueError(f"epoch must be a whole number >= 0, got {epoch!r}")
         return cls(
             id=str(data["id"]),
             ts=str(data["ts"]),
@@ -122,6 +132,7 @@ class Event:
             content=data["content"],
             text_offsets=[int(x) for x in offsets] if offsets is not None else None,
             meta=dict(data.get("meta") or {}),
+            epoch=epoch,
         )
 
     @property

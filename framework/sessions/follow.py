@@ -3,18 +3,20 @@
 The log file is the source of truth, so a follower sees what any process appends (a server, the
 CLI, a second worker) without a message bus: it reads whole lines from a byte offset and checks
 the file's size now and then. A line still being written (no newline yet) is left for the next
-look, so a follower never sees half an event.
+look, so a follower never sees half an event. Like the log's readers it reads in file order
+from the start and drops the lines a replica wrote after it lost its room lease
+(``log_fence.py``), so a stream never shows an event every other reader ignores.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from framework.sessions.events import Event
+from framework.sessions.log_fence import EpochGate, parse_line
 
 CHUNK = 1 << 20
 """Bytes read at a time (a long log is read in several)."""
@@ -30,12 +32,14 @@ async def follow_log(
 
     ``after`` None starts at the first event. An id the log does not hold (a client's stale
     ``Last-Event-ID``) also starts at the first event: the caller may see events twice, never
-    miss one. Malformed lines are skipped (the log's readers report them). Runs until cancelled.
+    miss one. Malformed and stale lines are skipped (the log's readers report them). Runs
+    until cancelled.
     """
     boundary = 0  # where the first unfinished line starts: everything before it was read
     seen_to = 0  # the file size at the last read
     skipping = after is not None
     held: list[Event] = []  # events read while looking for ``after``
+    gate = EpochGate()  # the highest lease epoch so far: lines below it are stale
     while True:
         # Read again from the line boundary: a torn tail a writer cut off (quarantined) and
         # wrote over is then read as what it became, never glued to the new line.
@@ -47,8 +51,8 @@ async def follow_log(
             boundary = seen_to - len(unfinished)
             for raw in lines:
                 event = _parse(raw)
-                if event is None:
-                    continue
+                if event is None or not gate.passes(event) or isinstance(event, int):
+                    continue  # malformed, stale, or a takeover marker
                 if skipping:
                     if event.id == after:
                         skipping, held = False, []
@@ -88,11 +92,10 @@ def _read_from(path: Path, offset: int, seen_to: int) -> bytes:
         return b""  # a session with no events yet: its log appears with the first one
 
 
-def _parse(raw: bytes) -> Event | None:
+def _parse(raw: bytes) -> Event | int | None:
     if not raw.strip():
         return None
     try:
-        data = json.loads(raw)
-        return Event.from_dict(data) if isinstance(data, dict) else None
+        return parse_line(raw)
     except (ValueError, KeyError, TypeError):
         return None

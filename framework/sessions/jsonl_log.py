@@ -9,24 +9,31 @@ The API is synchronous on purpose: an append takes microseconds (lock, ``lseek``
 ``write``, unlock), while handing it to a thread from async code costs more than the write.
 Call it straight from the event loop. Only ``sync()`` (an ``fsync``) can take milliseconds;
 the runtime calls it once per turn.
+
+Under room leases (several replicas, ``log_fence.py``) ``fence`` stamps appends with the
+lease's epoch, ``mark_epoch()`` marks a takeover, and every reader drops the lines a replica
+wrote after it lost its lease (kept in the file, listed in ``stale``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from framework.errors import JsonlError, StorageError
-from framework.sessions.events import Event, utc_now
-from framework.sessions.id_index import block_keys, id_key, plain_keys
+from framework.sessions.events import Event
+from framework.sessions.id_index import id_key, plain_keys
+from framework.sessions.log_fence import LogFence, StaleLine, mark_line
+from framework.sessions.log_index import LogIndex
 from framework.sessions.log_lock import LockKind, LogLock, flock_wait
+from framework.sessions.log_reading import read_events, read_tail
 
 try:
     import fcntl
@@ -41,8 +48,6 @@ Durability = Literal["turn", "event", "none"]
 # A replaced file (save-by-rename) shows as a link count of 0 in fstat; in a burst of appends
 # that check runs at most this often, and lseek (a third of fstat's cost) gives the size.
 _RECHECK = 0.05
-_BLOCK, _INDEX_CHUNK = 64 * 1024, 1024 * 1024  # tail()'s first window; the index's read step
-_MALFORMED_FIX = "the raw line is kept in the file; fix or delete it by hand"
 
 # A forked child must not share our descriptors: flock belongs to the open file description,
 # so parent and child would both "hold" the lock at once.
@@ -60,12 +65,14 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-class JsonlLog:
+class JsonlLog(LogIndex):
     """One session's append-only event log.
 
     ``problems`` holds the malformed lines the latest read skipped (``JsonlError`` with file
     and 1-based line); ``torn_tail_bytes`` the size of the unfinished last line it ignored
-    (left by a writer killed mid-write, or an append still in flight).
+    (left by a writer killed mid-write, or an append still in flight); ``stale`` the event
+    lines it dropped as written after their writer lost its room lease (``log_fence.py``).
+    ``fence``, when set, fences every append with a room lease.
     """
 
     def __init__(
@@ -73,23 +80,31 @@ class JsonlLog:
     ) -> None:
         if durability not in ("turn", "event", "none") or lock not in ("flock", "filelock"):
             raise ValueError(f"unknown durability {durability!r} or lock {lock!r}")
-        self.path = Path(path)
+        super().__init__(path)
         self.durability: Durability = durability
         self._process_lock = LogLock(self.path, lock)
         self.lock: LockKind = self._process_lock.kind
         self.problems: list[JsonlError] = []
+        self.stale: list[StaleLine] = []
         self.torn_tail_bytes = 0
+        self.fence: LogFence | None = None
         self._fd: int | None = None
         self._claimed = False  # the marker was seen to name our lock kind since opening
         # flock excludes other open file descriptions, not other threads sharing ours.
         self._thread_lock = threading.Lock()
-        self._ids: set[bytes] = set()  # raw JSON text of the ids in the first _indexed bytes
-        self._indexed = 0  # always a line boundary
         self._checked = -_RECHECK  # monotonic time of the last fstat link check
         _live_logs.add(self)
 
     def append(self, event: Event) -> bool:
-        """Append one event; return False (writing nothing) if its id is already in the file."""
+        """Append one event; return False (writing nothing) if its id is already in the file.
+
+        With a ``fence``, raises :class:`~framework.errors.LeaseLostError` (writing nothing)
+        once the lease is lost, and stamps the event with its epoch.
+        """
+        epoch = 0
+        if (fence := self.fence) is not None:
+            fence.check()
+            event = replace(event, epoch=(epoch := fence.epoch))
         line = (event.to_json() + "\n").encode()
         key = id_key(event.id)
         with self._thread_lock:
@@ -98,7 +113,7 @@ class JsonlLog:
                 return False
             fd = self._fd
             if fd is None or self.lock != "flock" or time.monotonic() - self._checked > _RECHECK:
-                return self._append_lines([key], [line])[0]  # first use, filelock, recheck
+                return self._append_lines([key], [line], epoch)[0]  # first use, filelock, recheck
             # The hot path, inlined: flock, lseek, [read what others added], write, unlock.
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -108,18 +123,23 @@ class JsonlLog:
                 size, end = os.lseek(fd, 0, os.SEEK_END), self._indexed
                 new: list[bytes] = []
                 if size != end:  # others' lines since: index them (one pread, one regex)
-                    found = plain_keys(os.pread(fd, size - end + 1, end - 1)) if end else None
-                    if found is None:  # first read, torn tail, odd lines: the general path
+                    found = None  # a fenced log's lines need their epochs: general path
+                    if end and not self._top:
+                        found = plain_keys(os.pread(fd, size - end + 1, end - 1))
+                    if found is None:  # first read, torn tail, odd lines, epochs: general path
                         new = self._read_new(fd, size)
                     else:
                         new, self._indexed = found, size
-                fresh = key not in new and key not in ids
+                refused = self._refusal(epoch)
+                fresh = refused is None and key not in new and key not in ids
                 if fresh:
-                    self._write(fd, line)
+                    self._write(fd, line, epoch)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
             if new:
                 ids.update(new)  # after unlocking: other writers need not wait for it
+            if refused is not None:
+                raise refused
             if fresh:
                 ids.add(key)
         if fresh and self.durability == "event":
@@ -130,13 +150,46 @@ class JsonlLog:
         """Append several events under one lock; one flag per event as in :meth:`append`.
 
         The new lines go out in one ``write``; an id repeated inside the batch counts once.
+        A ``fence`` is checked once and stamps every event, as in :meth:`append`.
         """
-        items = [(event, (event.to_json() + "\n").encode()) for event in events]
-        if not items:
+        events, epoch = list(events), 0
+        if not events:
             return []
-        keys = [id_key(event.id) for event, _line in items]
+        if (fence := self.fence) is not None:
+            fence.check()
+            epoch = fence.epoch
+            events = [replace(event, epoch=epoch) for event in events]
+        lines = [(event.to_json() + "\n").encode() for event in events]
+        keys = [id_key(event.id) for event in events]
         with self._thread_lock:
-            return self._append_lines(keys, [line for _event, line in items])
+            return self._append_lines(keys, lines, epoch)
+
+    def mark_epoch(self) -> None:
+        """Mark the takeover of ``fence``'s epoch in the file (``log_fence.py``).
+
+        A new lease holder calls it right after taking the room and before it reads the log:
+        every line the previous holder appends after the marker is stale to every reader.
+        Writes nothing when the file already holds this epoch; raises like :meth:`append`.
+        """
+        if (fence := self.fence) is None:
+            raise ValueError("mark_epoch() needs a fence: set JsonlLog.fence first")
+        fence.check()
+        epoch = fence.epoch
+        with self._thread_lock:
+            fd, size = self._lock_checked()
+            try:
+                known = self._read_new(fd, size) if size != self._indexed else []
+                refused = self._refusal(epoch)
+                marked = refused is None and self._top < epoch
+                if marked:
+                    self._write(fd, mark_line(epoch), epoch)
+            finally:
+                self._end(fd)
+            self._ids.update(known)
+            if refused is not None:
+                raise refused
+            if marked and self.durability != "none":
+                os.fsync(fd)  # the fence point must outlive a crash of this machine
 
     def sync(self) -> None:
         """Flush appended lines to disk (``fsync``), unless durability is ``"none"``."""
@@ -156,12 +209,7 @@ class JsonlLog:
         :class:`~framework.errors.StorageError` when the log is pinned to the other lock kind.
         """
         with self._thread_lock:
-            if self._fd is None and not self.path.exists():
-                return False
-            fd = self._open(create=False)
-            # No lock: index complete lines only; repairs wait for the next locked append.
-            self._ids.update(self._read_new(fd, os.lseek(fd, 0, os.SEEK_END), repair=False))
-            return id_key(event_id) in self._ids
+            return self._catch_up() and id_key(event_id) in self._ids
 
     def read_all(self, *, strict: bool = False) -> list[Event]:
         """All events in file order; lenient unless ``strict`` (see :meth:`iter_events`)."""
@@ -171,19 +219,11 @@ class JsonlLog:
         """Stream events in file order.
 
         A malformed line is skipped and recorded in ``problems`` (``strict=True`` raises its
-        ``JsonlError`` instead); an unfinished last line is ignored. The file is never changed.
+        ``JsonlError`` instead); a stale one (written after its writer lost its room lease) is
+        skipped and recorded in ``stale``; an unfinished last line is ignored. The file is
+        never changed.
         """
-        self.problems, self.torn_tail_bytes = [], 0
-        if not self.path.exists():
-            return
-        with self.path.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                if not raw.endswith(b"\n"):
-                    self.torn_tail_bytes = len(raw)
-                    return
-                event = self._parse(raw, number, strict)
-                if event is not None:
-                    yield event
+        return read_events(self, strict)
 
     def tail_until(self, found: Callable[[Event], bool]) -> list[Event]:
         """The events from the newest one ``found`` accepts to the end (all, if none does).
@@ -212,59 +252,51 @@ class JsonlLog:
         """The last ``n`` events, oldest first, reading backwards from the end of the file.
 
         A window at the end widens only while it holds fewer than ``n`` events, so the cost
-        does not depend on the file's length. Malformed lines go to ``problems`` with their
-        byte offset (a line number would need the whole file).
+        does not depend on the file's length. Malformed lines go to ``problems`` and stale
+        ones to ``stale`` with their byte offset (a line number would need the whole file).
         """
-        self.problems, self.torn_tail_bytes = [], 0
-        if n <= 0 or not self.path.exists():
-            return []
-        with self.path.open("rb") as fh:
-            size, want = fh.seek(0, os.SEEK_END), _BLOCK
-            while True:
-                start = max(0, size - want)
-                fh.seek(start)
-                lines = fh.read(size - start).split(b"\n")
-                self.torn_tail_bytes = len(lines.pop())  # bytes after the last newline
-                if start > 0 and lines:
-                    lines.pop(0)  # may begin mid-line
-                self.problems, found = [], []
-                offset = size - self.torn_tail_bytes
-                for raw in reversed(lines):
-                    offset -= len(raw) + 1
-                    event = self._parse(raw, None, False, offset=offset)
-                    if event is not None:
-                        found.append(event)
-                        if len(found) == n:
-                            return found[::-1]
-                if start == 0:
-                    return found[::-1]
-                want *= 4
+        return read_tail(self, n)
 
-    # -- internals ---------------------------------------------------------------------------
-    # _ids holds the raw JSON text of every id (between the quotes, as to_json writes it) in
-    # the first _indexed bytes. Under the lock an append reads only what other writers added
-    # since, and pulls their ids out with one regex call instead of parsing JSON.
+    def epoch_rises(self) -> list[tuple[int, int]]:
+        """Where the highest lease epoch rose in the file, ``(line offset, epoch)`` in file
+        order (empty for an unfenced log); reads what the index has not seen yet."""
+        with self._thread_lock:
+            self._catch_up()
+            return list(self._rises)
 
-    def _append_lines(self, keys: list[bytes], lines: list[bytes]) -> list[bool]:
+    def _append_lines(self, keys: list[bytes], lines: list[bytes], epoch: int = 0) -> list[bool]:
         """The general append (thread lock held): lock, catch up, write the fresh lines."""
         fd, size = self._lock_checked()
         flags: list[bool] = []
+        out: list[bytes] = []
         try:
             known = set(self._read_new(fd, size) if size != self._indexed else ())
-            out = []
+            if (refused := self._refusal(epoch)) is not None:
+                keys = lines = []
             for key, line in zip(keys, lines, strict=True):
                 flags.append(key not in self._ids and key not in known)
                 if flags[-1]:
                     known.add(key)
                     out.append(line)
             if out:
-                self._write(fd, b"".join(out))
+                self._write(fd, b"".join(out), epoch)
         finally:
             self._end(fd)
         self._ids.update(known)
+        if refused is not None:
+            raise refused
         if out and self.durability == "event":
             os.fsync(fd)
         return flags
+
+    def _catch_up(self) -> bool:
+        """Index the complete lines others added (thread lock held); False: no file yet."""
+        if self._fd is None and not self.path.exists():
+            return False
+        fd = self._open(create=False)
+        # No lock: index complete lines only; repairs wait for the next locked append.
+        self._ids.update(self._read_new(fd, os.lseek(fd, 0, os.SEEK_END), repair=False))
+        return True
 
     def _lock_checked(self) -> tuple[int, int]:
         """Lock the file that is at ``path`` now (reopening a replaced one); fd and size.
@@ -306,86 +338,5 @@ class JsonlLog:
         if self._fd is not None:
             with suppress(OSError):
                 os.close(self._fd)
-        self._fd, self._indexed, self._checked, self._claimed = None, 0, -_RECHECK, False
-        self._ids.clear()
-
-    def _write(self, fd: int, data: bytes) -> None:
-        """Write whole lines at the end; on failure cut the file back so no torn line stays."""
-        try:
-            done = os.write(fd, data)
-            while done < len(data):  # a regular file writes short only on a full disk
-                done += os.write(fd, data[done:])
-        except OSError as exc:
-            with suppress(OSError):  # if even this fails, the next append quarantines it
-                os.ftruncate(fd, self._indexed)
-            raise StorageError(f"cannot append to session log {self.path}: {exc}") from exc
-        self._indexed += len(data)
-
-    def _read_new(self, fd: int, size: int, *, repair: bool = True) -> list[bytes]:
-        """Index the complete lines in ``[_indexed, size)``; return their ids.
-
-        With ``repair`` (lock held) an unfinished last line is quarantined and cut off;
-        without, it is left for later.
-        """
-        if size < self._indexed:  # shrunk behind our back (a hand edit): start over
-            self._ids.clear()
-            self._indexed = 0
-        keys: list[bytes] = []
-        want = _INDEX_CHUNK
-        while self._indexed < size:
-            start = self._indexed
-            count = min(size - start, want)
-            # Read from the newline before ``start`` so the regex sees every line start.
-            block = os.pread(fd, count + 1, start - 1) if start else b"\n" + os.pread(fd, count, 0)
-            if block[:1] != b"\n":  # rewritten in place behind our back: start over
-                self._ids.clear()
-                self._indexed = 0
-                continue
-            at_eof = len(block) <= count or start + count >= size
-            end = block.rfind(b"\n") + 1  # block[i] is at file offset start - 1 + i
-            if end == 1 and not at_eof:
-                want *= 2  # a single line longer than the chunk: read more at once
-                continue
-            if end < len(block) and at_eof and repair:
-                self._quarantine(fd, start - 1 + end, block[end:])
-            self._indexed = start - 1 + end
-            keys += block_keys(block, end)
-            if at_eof:
-                break
-        return keys
-
-    def _quarantine(self, fd: int, offset: int, torn: bytes) -> None:
-        """Move an unfinished last line to ``<path>.torn`` (kept, with a header) and cut it."""
-        header = f"# {utc_now()} torn tail of {self.path.name} at byte {offset}, {len(torn)} bytes"
-        try:
-            with open(f"{self.path}.torn", "ab") as fh:
-                fh.write(header.encode() + b"\n" + torn + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())  # the copy must be on disk before the original is cut
-            os.ftruncate(fd, offset)
-        except OSError as exc:
-            raise StorageError(f"cannot quarantine torn tail of {self.path}: {exc}") from exc
-
-    def _parse(
-        self, raw: bytes, line: int | None, strict: bool, *, offset: int | None = None
-    ) -> Event | None:
-        if not raw.strip():
-            return None  # a blank line carries nothing; not worth a warning
-        field: str | None = None
-        try:
-            data: Any = json.loads(raw)
-            if not isinstance(data, dict):
-                raise TypeError(f"expected a JSON object, got {type(data).__name__}")
-            return Event.from_dict(data)
-        except KeyError as exc:
-            field = str(exc.args[0])
-            reason = f"missing field {field!r}"
-        except (ValueError, TypeError) as exc:
-            reason = str(exc)
-        where = "" if line is not None else f" (the line at byte {offset})"
-        msg = f"not a valid event{where}: {reason}"
-        error = JsonlError(msg, file=self.path, line=line, field=field, fix=_MALFORMED_FIX)
-        if strict:
-            raise error
-        self.problems.append(error)
-        return None
+        self._fd, self._checked, self._claimed = None, -_RECHECK, False
+        self._reset_index()
