@@ -57,7 +57,7 @@ async def test_versions_added_at_once_are_numbered_without_gap_or_duplicate(
     assert [v.version for v in stored] == every
     # Each stored version is the one its writer was told it added: nothing overwritten.
     assert sorted(v.body for v in stored) == sorted(
-        f"{who}{n}" for (_, who), numbers in zip(writers, added) for n in numbers
+        f"{who}{n}" for (_, who), numbers in zip(writers, added, strict=True) for n in numbers
     )
 
 
