@@ -24,6 +24,7 @@ from framework.database.pool import Database
 from framework.errors import InputError, SopCardError, UnknownNameError
 from framework.sessions.events import utc_now as now
 
+from . import store_sql as stmt
 from .backend import SopBackend, Transaction
 from .connection import SopConnection, open_connection
 from .model import (
@@ -43,27 +44,15 @@ from .ref import SopRef
 from .review import unapproved
 from .trials import ENDED, PROMOTED, Trial
 
-_APPROVE = "INSERT INTO approvals VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
-_LOG = (  # seq: the next number
-    "INSERT INTO change_log (sop_id, version, entry_version, why, by, source) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
-_REVIEWER = (
-    "INSERT INTO reviewers (sop_id, version, reviewer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
-)
 PUBLISHED_NOTE = "published"
 """The change_log entry a publish by a person adds (who is its ``by``)."""
 DEPRECATED_NOTE = "deprecated: "
 """The start of the change_log entry a deprecation adds (the reason follows)."""
-_END_OPEN_TRIALS = (
-    "UPDATE trials SET ended_at = ?, verdict = ?, reason = ? WHERE sop_id = ? AND ended_at IS NULL"
-)
 
 
 async def _set_status(conn: Transaction, sop_id: str, v: int, s: Status) -> None:
     # The one UPDATE the store ever makes to a version row.
-    sql = "UPDATE versions SET status = ? WHERE sop_id = ? AND version = ?"
-    await conn.execute(sql, (s.value, sop_id, v))
+    await conn.execute(stmt.SET_STATUS, (s.value, sop_id, v))
 
 
 class SopStore:
@@ -124,7 +113,7 @@ class SopStore:
                 )
             await self._insert(conn, version)
             for name in dict.fromkeys(r.strip() for r in reviewers if r.strip()):
-                await conn.execute(_REVIEWER, (version.sop_id, version.version, name))
+                await conn.execute(stmt.REVIEWER, (version.sop_id, version.version, name))
         return await self.get(version.sop_id, version.version)
 
     async def _insert(self, conn: Transaction, v: SopVersion) -> None:
@@ -138,9 +127,9 @@ class SopStore:
         sql = "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?)"  # columns in schema order
         await conn.execute(sql, (*row, v.created_at or now()))
         for e in v.change_log:
-            await conn.execute(_LOG, (v.sop_id, v.version, e.version, e.why, e.by, e.source))
+            await conn.execute(stmt.LOG, (v.sop_id, v.version, e.version, e.why, e.by, e.source))
         for a in v.approvals:
-            await conn.execute(_APPROVE, (v.sop_id, v.version, a.reviewer, a.at, a.note))
+            await conn.execute(stmt.APPROVE, (v.sop_id, v.version, a.reviewer, a.at, a.note))
 
     async def add_products(self, version: SopVersion) -> SopVersion:
         """Store the products ``version``'s steps declare on the stored version of that number.
@@ -237,7 +226,7 @@ class SopStore:
             current = await self.get(sop_id, version)
             if current.status is Status.DEPRECATED:
                 raise InputError(f"SOP {current.ref} is deprecated and cannot be approved")
-            await conn.execute(_APPROVE, (sop_id, version, reviewer, at or now(), note))
+            await conn.execute(stmt.APPROVE, (sop_id, version, reviewer, at or now(), note))
         return await self.get(sop_id, version)
 
     async def publish(
@@ -270,7 +259,7 @@ class SopStore:
             unapproved(current, needed, need_approval=need_approval)
             await _set_status(conn, sop_id, version, Status.PUBLISHED)
             if by is not None:
-                await conn.execute(_LOG, (sop_id, version, version, PUBLISHED_NOTE, by, None))
+                await conn.execute(stmt.LOG, (sop_id, version, version, PUBLISHED_NOTE, by, None))
             others = await self._db.rows(
                 "SELECT 1 FROM versions WHERE sop_id = ? AND version != ? AND status = ?",
                 sop_id,
@@ -280,7 +269,7 @@ class SopStore:
             if others:
                 at = now()
                 why = f"{current.ref} was published during the trial"
-                await conn.execute(_END_OPEN_TRIALS, (at, ENDED, why, sop_id))
+                await conn.execute(stmt.END_OPEN_TRIALS, (at, ENDED, why, sop_id))
                 await conn.execute(
                     "INSERT INTO trials VALUES (?, ?, ?, NULL, NULL, NULL) ON CONFLICT DO NOTHING",
                     (sop_id, version, at),
@@ -294,7 +283,7 @@ class SopStore:
             if current.status is not Status.DRAFT:
                 raise InputError(f"SOP {current.ref} is {current.status}: only a draft is reviewed")
             for name in dict.fromkeys(r.strip() for r in reviewers if r.strip()):
-                await conn.execute(_REVIEWER, (sop_id, version, name))
+                await conn.execute(stmt.REVIEWER, (sop_id, version, name))
 
     async def reviewers(self, sop_id: str, version: int) -> list[str]:
         """Who must approve ``sop_id@version``, as recorded when it was proposed."""
@@ -324,13 +313,13 @@ class SopStore:
                 return False
             if verdict == PROMOTED:
                 entry = (trial.sop_id, trial.version, trial.version, reason, "trial", None)
-                await conn.execute(_LOG, entry)
+                await conn.execute(stmt.LOG, entry)
             if retire is not None:
                 loser = await self.get(trial.sop_id, retire)
                 if loser.status is not Status.DEPRECATED:
                     await _set_status(conn, trial.sop_id, retire, Status.DEPRECATED)
                     entry = (trial.sop_id, retire, retire, f"deprecated: {why}", "trial", None)
-                    await conn.execute(_LOG, entry)
+                    await conn.execute(stmt.LOG, entry)
         return True
 
     async def deprecate(
@@ -344,7 +333,7 @@ class SopStore:
             if current.status is not Status.DEPRECATED:
                 await _set_status(conn, sop_id, version, Status.DEPRECATED)
                 entry = (sop_id, version, version, DEPRECATED_NOTE + reason, by, None)
-                await conn.execute(_LOG, entry)
+                await conn.execute(stmt.LOG, entry)
         return await self.get(sop_id, version)
 
     async def _require_ref(self, ref: str) -> None:
@@ -356,30 +345,23 @@ class SopStore:
     ) -> None:
         """Note that ``session`` used ``sop_ref`` (e.g. it filled a room's announcement)."""
         await self._require_ref(sop_ref)
-        sql = 'INSERT INTO "references" (sop_ref, session, "user", at) VALUES (?, ?, ?, ?)'
-        await self._db.write_one(sql, (sop_ref, session, user, at or now()))
+        await self._db.write_one(stmt.REFERENCE, (sop_ref, session, user, at or now()))
 
     async def record_outcome(self, outcome: Outcome, *, amend: bool = False) -> None:
         """Store how a run went; the same outcome (ref, session, ``at``) twice is kept once.
         With ``amend`` the stored one is replaced (feedback that came after the run closed)."""
         await self._require_ref(outcome.sop_ref)
         row = outcome_row(replace(outcome, at=outcome.at or now()))
-        columns = ", ".join(f'"{k}"' for k in row)  # quoted: "user" is a keyword in PostgreSQL
-        sql = f"INSERT INTO outcomes ({columns}) VALUES ({', '.join('?' for _ in row)})"
-        if amend:
-            kept = ("sop_ref", "session", "at")
-            changed = ", ".join(f'"{k}" = excluded."{k}"' for k in row if k not in kept)
-            sql += f" ON CONFLICT (sop_ref, session, at) DO UPDATE SET {changed}"
-        else:
-            sql += " ON CONFLICT DO NOTHING"
-        await self._db.write_one(sql, tuple(row.values()))
+        await self._db.write_one(stmt.outcome_insert(row, amend=amend), tuple(row.values()))
 
     async def record_replacement(self, old_ref: str, new_ref: str) -> None:
         """Note that ``new_ref`` was made to replace ``old_ref`` (counted once per pair)."""
         await self._require_ref(old_ref)
         await self._require_ref(new_ref)
-        sql = "INSERT INTO replacements VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
-        await self._db.write_one(sql, (old_ref, new_ref, now()))
+        await self._db.write_one(
+            "INSERT INTO replacements VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (old_ref, new_ref, now()),
+        )
 
     async def outcomes(self, sop_ref: str) -> list[Outcome]:
         """Outcomes recorded against ``sop_ref``, oldest first."""
@@ -390,31 +372,9 @@ class SopStore:
 
     async def metrics(self, sop_ref: str) -> VersionMetrics:
         """Aggregate references, outcomes and replacements of one version."""
-        fixes = self._db.json_length("corrections")
-        runs = await self._db.rows(
-            'SELECT "user", COUNT(*) AS runs, SUM(success) AS ok, '
-            f"SUM({fixes}) AS corr, SUM(duration_s) AS dur, "
-            f"SUM(CASE WHEN success = 1 AND {fixes} = 0 THEN 1 ELSE 0 END) AS hits, "
-            'MAX(at) AS last FROM outcomes WHERE sop_ref = ? GROUP BY "user" ORDER BY "user"',
-            sop_ref,
-        )
-        (refs,) = await self._db.rows(
-            "SELECT COUNT(*) AS n, MAX(at) AS last, (SELECT COUNT(*) FROM replacements WHERE "
-            'old_ref = ?) AS replaced FROM "references" WHERE sop_ref = ?',
-            sop_ref,
-            sop_ref,
-        )
-        total = sum(r["runs"] for r in runs)
-        return VersionMetrics(
-            references=refs["n"],
-            runs=total,
-            successes=sum(r["ok"] for r in runs),
-            corrections=sum(r["corr"] for r in runs),
-            mean_duration_s=sum(r["dur"] for r in runs) / total if total else 0.0,
-            replaced=refs["replaced"],
-            hit_rate_by_user={r["user"]: r["hits"] / r["runs"] for r in runs},
-            last_used=max([refs["last"] or "", *(r["last"] for r in runs)]),
-        )
+        runs = await self._db.rows(stmt.runs_by_user(self._db.json_length("corrections")), sop_ref)
+        (refs,) = await self._db.rows(stmt.REFERENCES_OF, sop_ref, sop_ref)
+        return stmt.metrics_from(runs, refs)
 
 
 __all__ = ["DEPRECATED_NOTE", "PUBLISHED_NOTE", "SopStore"]
