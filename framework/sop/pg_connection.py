@@ -52,7 +52,9 @@ _IN_WRITE: ContextVar[tuple[PgSopConnection, AsyncConnection[Any]] | None] = Con
 
 
 def migrations() -> list[Migration]:
-    """The steps that make the SOP store's tables (``pg_schema.sql``)."""
+    """The steps that make the SOP store's tables (``pg_schema.sql``). A change after release
+    is a new step (``Migration(FEATURE, 2, "ALTER TABLE ...")``), never an edit of the file:
+    databases that applied step 1 never run it again."""
     sql = resources.files("framework.sop").joinpath("pg_schema.sql").read_text("utf-8")
     return [Migration(FEATURE, 1, sql)]
 
@@ -95,11 +97,11 @@ class PgSopConnection:
     async def open(cls, db: Database) -> PgSopConnection:
         """Create or migrate the tables (once, whichever replica comes first) and use ``db``.
         :class:`StorageError` if the database refuses."""
+        from psycopg import Error
+
         try:
             await apply_migrations(db, migrations())
-        except Exception as exc:  # psycopg's error: the server's words, no password in them
-            if isinstance(exc, StorageError):
-                raise
+        except Error as exc:  # the server's words: no password in them
             raise StorageError(
                 f"cannot create the SOP store's tables in {redact(db.url)}: {exc}"
             ) from exc

@@ -18,6 +18,8 @@ from framework.errors import SopCardError
 from framework.sop.model import Status
 from framework.sop.store import SopStore
 
+TABLES = ("sops", "versions", "change_log", "approvals", "reviewers", "trials")
+TABLES += ("references", "outcomes", "replacements")
 WRITERS, EACH = 4, 10  # per replica 2 writers, 20 versions
 
 
@@ -86,3 +88,22 @@ async def test_publishers_racing_leave_one_trial_open(
         assert two.status is Status.PUBLISHED
         published = [e for e in two.change_log if e.why == "published"]
         assert len(published) == 1, "the second publish of @2 found it published: no entry"
+
+
+async def test_a_replica_started_later_sees_the_store_and_its_tables_clash_with_nothing(
+    replicas: tuple[SopStore, SopStore], pg_url: str
+) -> None:
+    added = await replicas[0].add_version(version(1, status=Status.PUBLISHED))
+    db = await Database.open(pg_url, max_size=2)
+    try:
+        later = await SopStore.open_database(db)  # migrated already: applies nothing
+        assert await later.get("tech-article") == added
+        assert "staffroom_sop_" in str(later.path)
+        async with db.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            )
+            tables = {row["table_name"] for row in await cursor.fetchall()}
+        assert tables - {"staffroom_migrations"} == {f"staffroom_sop_{t}" for t in TABLES}
+    finally:
+        await db.close()
