@@ -1,7 +1,9 @@
 """The connection to ``sops.sqlite``: opening it, one write transaction at a time, reads.
 
-:class:`~framework.sop.store.SopStore` holds one and says what the rows mean; see its module
-for how several processes share one file.
+:class:`~framework.sop.store.SopStore` holds one (or, on PostgreSQL,
+:class:`~framework.sop.pg_connection.PgSopConnection`: both give
+:class:`~framework.sop.backend.SopBackend`) and says what the rows mean; see its module for
+how several processes share one file.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import aiosqlite
 from framework.data_folder import DataFolder, connect_store
 from framework.errors import StorageError
 
+from .backend import Row
 from .schema import prepare
 
 __all__ = ["BUSY_TIMEOUT_S", "SopConnection", "open_connection"]
@@ -58,6 +61,18 @@ async def open_connection(path: str | Path) -> tuple[aiosqlite.Connection, Path]
     return conn, path
 
 
+class _SqliteTransaction:
+    """The open ``BEGIN IMMEDIATE`` transaction :meth:`SopConnection.write` yields."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """Run one statement; how many rows it changed."""
+        cursor = await self._conn.execute(sql, args)
+        return cursor.rowcount
+
+
 class SopConnection:
     """One open ``sops.sqlite``: write transactions that never overlap, and reads."""
 
@@ -73,9 +88,19 @@ class SopConnection:
         """Close the connection."""
         await self._conn.close()
 
+    @property
+    def where(self) -> Path:
+        """The file, for messages."""
+        return self.path
+
+    def json_length(self, column: str) -> str:
+        """The SQL for the length of the JSON array held as text in ``column``."""
+        return f"json_array_length({column})"
+
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction: committed when the block ends, rolled back if it raises."""
+    async def write(self, key: str = "") -> AsyncIterator[_SqliteTransaction]:
+        """One write transaction: committed when the block ends, rolled back if it raises.
+        ``key`` (what it guards) changes nothing here: SQLite locks the whole file."""
         # IMMEDIATE takes the write lock up front: a deferred transaction that reads and
         # then writes can fail with SQLITE_BUSY at the upgrade, which the busy timeout
         # does not retry.
@@ -83,7 +108,7 @@ class SopConnection:
             try:
                 await self._conn.execute("BEGIN IMMEDIATE")
                 try:
-                    yield self._conn
+                    yield _SqliteTransaction(self._conn)
                     await self._conn.execute("COMMIT")
                 except BaseException:
                     await self._conn.execute("ROLLBACK")
@@ -91,17 +116,17 @@ class SopConnection:
             except sqlite3.Error as exc:
                 raise StorageError(f"cannot write to SOP store {self.path}: {exc}") from exc
 
-    async def write_one(self, sql: str, args: Sequence[Any] | dict[str, Any]) -> None:
+    async def write_one(self, sql: str, args: Sequence[Any]) -> None:
         """One statement in its own write transaction."""
-        async with self.write() as conn:
-            await conn.execute(sql, args)
+        async with self.write() as tx:
+            await tx.execute(sql, args)
 
-    async def rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
-        """Every row ``sql`` selects."""
+    async def rows(self, sql: str, *args: Any) -> list[Row]:
+        """Every row ``sql`` selects, by column name (as on PostgreSQL)."""
         async with self._conn.execute(sql, args) as cursor:
-            return list(await cursor.fetchall())
+            return [dict(row) for row in await cursor.fetchall()]
 
-    async def optional_rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
+    async def optional_rows(self, sql: str, *args: Any) -> list[Row]:
         """:meth:`rows`, or none when the table is not there."""
         # A file opened read-only is never migrated: a table added since it was made is
         # read as empty rather than failing a read-only command.

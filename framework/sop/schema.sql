@@ -6,6 +6,8 @@
 -- a trial's end (ended_at, verdict, reason) is written once; everything else is INSERTed
 -- once and never changed. Timestamps are ISO 8601 UTC text, so
 -- they sort as text.
+-- Its PostgreSQL twin is pg_schema.sql (same tables and columns, prefixed staffroom_sop_): a
+-- column added here is added there too, as a new step in framework/sop/pg_connection.py.
 
 -- WAL: readers never block the writer, so several processes can share the file.
 PRAGMA journal_mode = WAL;

@@ -1,9 +1,13 @@
-"""The SOP store: immutable versions, reviews and run outcomes in SQLite (``sops.sqlite``).
+"""The SOP store: immutable versions, reviews and run outcomes in SQLite (``sops.sqlite``),
+or in PostgreSQL for replicas sharing one database.
 
 Several processes may share one file (rooms on different machines with one data folder):
 the database runs in WAL mode with a busy timeout, and every write is one ``BEGIN IMMEDIATE``
 transaction, so a read-then-write (next version number, approvals before publishing) cannot
-interleave with another process's write.
+interleave with another process's write. On PostgreSQL (:meth:`SopStore.open_database`) each
+write transaction first takes an advisory lock on its SOP id, the same guarantee across
+replicas (framework/sop/pg_connection.py says why). The SQL below is written once, in what
+both accept (framework/sop/backend.py); rows are read by column name.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ from typing import Self
 
 import aiosqlite
 
+from framework.database.pool import Database
 from framework.errors import InputError, SopCardError, UnknownNameError
 from framework.sessions.events import utc_now as now
 
+from . import store_sql as stmt
+from .backend import SopBackend, Transaction
 from .connection import SopConnection, open_connection
 from .model import (
     Approval,
@@ -37,36 +44,45 @@ from .ref import SopRef
 from .review import unapproved
 from .trials import ENDED, PROMOTED, Trial
 
-_APPROVE = "INSERT OR IGNORE INTO approvals VALUES (?, ?, ?, ?, ?)"
-_LOG = "INSERT INTO change_log VALUES (NULL, ?, ?, ?, ?, ?, ?)"  # NULL: the next seq
 PUBLISHED_NOTE = "published"
 """The change_log entry a publish by a person adds (who is its ``by``)."""
 DEPRECATED_NOTE = "deprecated: "
 """The start of the change_log entry a deprecation adds (the reason follows)."""
-_END_OPEN_TRIALS = (
-    "UPDATE trials SET ended_at = ?, verdict = ?, reason = ? WHERE sop_id = ? AND ended_at IS NULL"
-)
 
 
-async def _set_status(conn: aiosqlite.Connection, sop_id: str, v: int, s: Status) -> None:
+async def _set_status(conn: Transaction, sop_id: str, v: int, s: Status) -> None:
     # The one UPDATE the store ever makes to a version row.
-    sql = "UPDATE versions SET status = ? WHERE sop_id = ? AND version = ?"
-    await conn.execute(sql, (s.value, sop_id, v))
+    await conn.execute(stmt.SET_STATUS, (s.value, sop_id, v))
 
 
 class SopStore:
-    """Async access to ``sops.sqlite``. Open with :meth:`open`; close with :meth:`close`."""
+    """Async access to the SOP store. Open with :meth:`open` (``sops.sqlite``) or
+    :meth:`open_database` (PostgreSQL); close with :meth:`close`."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
-        """Wrap an open connection; use :meth:`open` instead."""
-        self._db = SopConnection(conn, path)
-        self.path = path
+    def __init__(self, conn: aiosqlite.Connection | SopBackend, path: Path | None = None) -> None:
+        """Wrap an open ``sops.sqlite`` connection and its path, or a backend; use :meth:`open`
+        or :meth:`open_database` instead."""
+        if isinstance(conn, aiosqlite.Connection):
+            conn = SopConnection(conn, path or Path("sops.sqlite"))
+        self._db: SopBackend = conn
+        self.path: Path | str = conn.where
+        """The store named for messages: its file, or its database (no password)."""
 
     @classmethod
     async def open(cls, path: str | Path) -> Self:
         """Open (creating if needed) the store at ``path``: a file, or a folder to hold
         ``sops.sqlite``. :class:`StorageError` if it cannot be opened."""
         return cls(*await open_connection(path))
+
+    @classmethod
+    async def open_database(cls, db: Database) -> Self:
+        """The store in PostgreSQL ``db`` (a replica's pool), its tables created or migrated
+        first, once, whichever replica comes first. Replicas on one database share versions,
+        reviews, trials and outcomes. :meth:`close` leaves the pool open: it is the replica's.
+        :class:`StorageError` if the database refuses."""
+        from .pg_connection import PgSopConnection
+
+        return cls(await PgSopConnection.open(db))
 
     async def close(self) -> None:
         """Close the connection."""
@@ -83,7 +99,7 @@ class SopStore:
         """
         if not version.sop_id or "@" in version.sop_id or not version.steps:
             raise InputError(f"SOP {version.ref} needs an id without '@' and at least one step")
-        async with self._db.write() as conn:
+        async with self._db.write(version.sop_id) as conn:
             existing = await self._load(version.sop_id, version.version)
             if existing is not None and same_content(existing, version):
                 return existing
@@ -97,13 +113,10 @@ class SopStore:
                 )
             await self._insert(conn, version)
             for name in dict.fromkeys(r.strip() for r in reviewers if r.strip()):
-                await conn.execute(
-                    "INSERT OR IGNORE INTO reviewers VALUES (?, ?, ?)",
-                    (version.sop_id, version.version, name),
-                )
+                await conn.execute(stmt.REVIEWER, (version.sop_id, version.version, name))
         return await self.get(version.sop_id, version.version)
 
-    async def _insert(self, conn: aiosqlite.Connection, v: SopVersion) -> None:
+    async def _insert(self, conn: Transaction, v: SopVersion) -> None:
         await conn.execute(
             "INSERT INTO sops (id, goal, scope) VALUES (?, ?, ?) ON CONFLICT (id) "
             "DO UPDATE SET goal = excluded.goal, scope = excluded.scope",
@@ -114,9 +127,9 @@ class SopStore:
         sql = "INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?)"  # columns in schema order
         await conn.execute(sql, (*row, v.created_at or now()))
         for e in v.change_log:
-            await conn.execute(_LOG, (v.sop_id, v.version, e.version, e.why, e.by, e.source))
+            await conn.execute(stmt.LOG, (v.sop_id, v.version, e.version, e.why, e.by, e.source))
         for a in v.approvals:
-            await conn.execute(_APPROVE, (v.sop_id, v.version, a.reviewer, a.at, a.note))
+            await conn.execute(stmt.APPROVE, (v.sop_id, v.version, a.reviewer, a.at, a.note))
 
     async def add_products(self, version: SopVersion) -> SopVersion:
         """Store the products ``version``'s steps declare on the stored version of that number.
@@ -125,7 +138,7 @@ class SopStore:
         declare products (its card declares them now): the stored steps must declare none
         and otherwise equal ``version``'s, else :class:`SopCardError`.
         """
-        async with self._db.write() as conn:
+        async with self._db.write(version.sop_id) as conn:
             stored = await self.get(version.sop_id, version.version)
             bare = tuple(replace(s, produces=()) for s in version.steps)
             if any(s.produces for s in stored.steps) or bare != stored.steps:
@@ -140,8 +153,9 @@ class SopStore:
 
     async def next_version(self, sop_id: str) -> int:
         """The number the next version of ``sop_id`` must have (1 for a new SOP)."""
-        (row,) = await self._db.rows("SELECT MAX(version) FROM versions WHERE sop_id = ?", sop_id)
-        return int(row[0] or 0) + 1
+        sql = "SELECT MAX(version) AS n FROM versions WHERE sop_id = ?"
+        (row,) = await self._db.rows(sql, sop_id)
+        return int(row["n"] or 0) + 1
 
     async def _load(self, sop_id: str, version: int) -> SopVersion | None:
         return next((v for v in await self._versions(sop_id) if v.version == version), None)
@@ -166,7 +180,7 @@ class SopStore:
         return [
             SopVersion(
                 **{
-                    **dict(r),
+                    **r,
                     "steps": tuple(step_from_row(item) for item in json.loads(r["steps"])),
                     "status": Status(r["status"]),
                     "change_log": tuple(logs.get(r["version"], ())),
@@ -195,12 +209,12 @@ class SopStore:
 
     async def sop_ids(self) -> list[str]:
         """All SOP ids, sorted."""
-        return [r[0] for r in await self._db.rows("SELECT id FROM sops ORDER BY id")]
+        return [r["id"] for r in await self._db.rows("SELECT id FROM sops ORDER BY id")]
 
     async def for_scope(self, scope: str) -> list[str]:
         """Ids of SOPs whose latest version has exactly this scope, sorted."""
         rows = await self._db.rows("SELECT id FROM sops WHERE scope = ? ORDER BY id", scope)
-        return [r[0] for r in rows]
+        return [r["id"] for r in rows]
 
     async def approve(
         self, sop_id: str, version: int, reviewer: str, note: str | None = None, *, at: str = ""
@@ -208,11 +222,11 @@ class SopStore:
         """Record ``reviewer``'s approval (once per reviewer); deprecated versions refuse it."""
         if not reviewer.strip():
             raise InputError("a reviewer is needed to approve", field="reviewer")
-        async with self._db.write() as conn:
+        async with self._db.write(sop_id) as conn:
             current = await self.get(sop_id, version)
             if current.status is Status.DEPRECATED:
                 raise InputError(f"SOP {current.ref} is deprecated and cannot be approved")
-            await conn.execute(_APPROVE, (sop_id, version, reviewer, at or now(), note))
+            await conn.execute(stmt.APPROVE, (sop_id, version, reviewer, at or now(), note))
         return await self.get(sop_id, version)
 
     async def publish(
@@ -234,7 +248,7 @@ class SopStore:
         open trial of another version ends unjudged). ``by``: the person who published it,
         recorded in the change_log as ``published`` (policy publishes name nobody).
         """
-        async with self._db.write() as conn:
+        async with self._db.write(sop_id) as conn:
             current = await self.get(sop_id, version)
             if current.status is Status.DEPRECATED:
                 fix = f"make a new version from it: {sop_id}@{await self.next_version(sop_id)}"
@@ -245,7 +259,7 @@ class SopStore:
             unapproved(current, needed, need_approval=need_approval)
             await _set_status(conn, sop_id, version, Status.PUBLISHED)
             if by is not None:
-                await conn.execute(_LOG, (sop_id, version, version, PUBLISHED_NOTE, by, None))
+                await conn.execute(stmt.LOG, (sop_id, version, version, PUBLISHED_NOTE, by, None))
             others = await self._db.rows(
                 "SELECT 1 FROM versions WHERE sop_id = ? AND version != ? AND status = ?",
                 sop_id,
@@ -255,33 +269,32 @@ class SopStore:
             if others:
                 at = now()
                 why = f"{current.ref} was published during the trial"
-                await conn.execute(_END_OPEN_TRIALS, (at, ENDED, why, sop_id))
+                await conn.execute(stmt.END_OPEN_TRIALS, (at, ENDED, why, sop_id))
                 await conn.execute(
-                    "INSERT OR IGNORE INTO trials VALUES (?, ?, ?, NULL, NULL, NULL)",
+                    "INSERT INTO trials VALUES (?, ?, ?, NULL, NULL, NULL) ON CONFLICT DO NOTHING",
                     (sop_id, version, at),
                 )
         return await self.get(sop_id, version)
 
     async def request_review(self, sop_id: str, version: int, reviewers: Sequence[str]) -> None:
         """Record who must approve the draft ``sop_id@version`` before it is published."""
-        async with self._db.write() as conn:
+        async with self._db.write(sop_id) as conn:
             current = await self.get(sop_id, version)
             if current.status is not Status.DRAFT:
                 raise InputError(f"SOP {current.ref} is {current.status}: only a draft is reviewed")
             for name in dict.fromkeys(r.strip() for r in reviewers if r.strip()):
-                await conn.execute(
-                    "INSERT OR IGNORE INTO reviewers VALUES (?, ?, ?)", (sop_id, version, name)
-                )
+                await conn.execute(stmt.REVIEWER, (sop_id, version, name))
 
     async def reviewers(self, sop_id: str, version: int) -> list[str]:
         """Who must approve ``sop_id@version``, as recorded when it was proposed."""
+        # rowid: SQLite's implicit one, an identity column of that name on PostgreSQL.
         sql = "SELECT reviewer FROM reviewers WHERE sop_id = ? AND version = ? ORDER BY rowid"
-        return [r[0] for r in await self._db.optional_rows(sql, sop_id, version)]
+        return [r["reviewer"] for r in await self._db.optional_rows(sql, sop_id, version)]
 
     async def trials(self, sop_id: str) -> list[Trial]:
         """Every trial of ``sop_id``'s versions, oldest first (at most one is open)."""
         sql = "SELECT * FROM trials WHERE sop_id = ? ORDER BY started_at, version"
-        return [Trial(**dict(r)) for r in await self._db.optional_rows(sql, sop_id)]
+        return [Trial(**r) for r in await self._db.optional_rows(sql, sop_id)]
 
     async def end_trial(
         self, trial: Trial, verdict: str, reason: str, *, retire: int | None = None, why: str = ""
@@ -290,23 +303,23 @@ class SopStore:
         ``retire`` (the loser) with ``why`` in its change_log; a promoted trial version's
         change_log gets the reason. False if it had already ended (another process judged it
         first): then nothing changes."""
-        async with self._db.write() as conn:
-            cursor = await conn.execute(
+        async with self._db.write(trial.sop_id) as conn:
+            changed = await conn.execute(
                 "UPDATE trials SET ended_at = ?, verdict = ?, reason = ? "
                 "WHERE sop_id = ? AND version = ? AND ended_at IS NULL",
                 (now(), verdict, reason, trial.sop_id, trial.version),
             )
-            if cursor.rowcount == 0:
+            if changed == 0:
                 return False
             if verdict == PROMOTED:
                 entry = (trial.sop_id, trial.version, trial.version, reason, "trial", None)
-                await conn.execute(_LOG, entry)
+                await conn.execute(stmt.LOG, entry)
             if retire is not None:
                 loser = await self.get(trial.sop_id, retire)
                 if loser.status is not Status.DEPRECATED:
                     await _set_status(conn, trial.sop_id, retire, Status.DEPRECATED)
                     entry = (trial.sop_id, retire, retire, f"deprecated: {why}", "trial", None)
-                    await conn.execute(_LOG, entry)
+                    await conn.execute(stmt.LOG, entry)
         return True
 
     async def deprecate(
@@ -315,12 +328,12 @@ class SopStore:
         """Retire a version; the reason goes to its change_log. Repeating it is a no-op."""
         if not reason.strip():
             raise InputError("say why the version is deprecated", field="reason")
-        async with self._db.write() as conn:
+        async with self._db.write(sop_id) as conn:
             current = await self.get(sop_id, version)
             if current.status is not Status.DEPRECATED:
                 await _set_status(conn, sop_id, version, Status.DEPRECATED)
                 entry = (sop_id, version, version, DEPRECATED_NOTE + reason, by, None)
-                await conn.execute(_LOG, entry)
+                await conn.execute(stmt.LOG, entry)
         return await self.get(sop_id, version)
 
     async def _require_ref(self, ref: str) -> None:
@@ -332,61 +345,36 @@ class SopStore:
     ) -> None:
         """Note that ``session`` used ``sop_ref`` (e.g. it filled a room's announcement)."""
         await self._require_ref(sop_ref)
-        sql = 'INSERT INTO "references" (sop_ref, session, user, at) VALUES (?, ?, ?, ?)'
-        await self._db.write_one(sql, (sop_ref, session, user, at or now()))
+        await self._db.write_one(stmt.REFERENCE, (sop_ref, session, user, at or now()))
 
     async def record_outcome(self, outcome: Outcome, *, amend: bool = False) -> None:
         """Store how a run went; the same outcome (ref, session, ``at``) twice is kept once.
         With ``amend`` the stored one is replaced (feedback that came after the run closed)."""
         await self._require_ref(outcome.sop_ref)
         row = outcome_row(replace(outcome, at=outcome.at or now()))
-        sql = f"INSERT OR IGNORE INTO outcomes ({', '.join(row)}) VALUES (:{', :'.join(row)})"
-        if amend:
-            kept = ("sop_ref", "session", "at")
-            changed = ", ".join(f"{k} = excluded.{k}" for k in row if k not in kept)
-            sql = sql.replace("INSERT OR IGNORE", "INSERT")
-            sql += f" ON CONFLICT (sop_ref, session, at) DO UPDATE SET {changed}"
-        await self._db.write_one(sql, row)
+        await self._db.write_one(stmt.outcome_insert(row, amend=amend), tuple(row.values()))
 
     async def record_replacement(self, old_ref: str, new_ref: str) -> None:
         """Note that ``new_ref`` was made to replace ``old_ref`` (counted once per pair)."""
         await self._require_ref(old_ref)
         await self._require_ref(new_ref)
-        sql = "INSERT OR IGNORE INTO replacements VALUES (?, ?, ?)"
-        await self._db.write_one(sql, (old_ref, new_ref, now()))
+        await self._db.write_one(
+            "INSERT INTO replacements VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (old_ref, new_ref, now()),
+        )
 
     async def outcomes(self, sop_ref: str) -> list[Outcome]:
         """Outcomes recorded against ``sop_ref``, oldest first."""
         rows = await self._db.rows(
             "SELECT * FROM outcomes WHERE sop_ref = ? ORDER BY at, id", sop_ref
         )
-        return [outcome_from_row(dict(r)) for r in rows]
+        return [outcome_from_row(r) for r in rows]
 
     async def metrics(self, sop_ref: str) -> VersionMetrics:
         """Aggregate references, outcomes and replacements of one version."""
-        runs = await self._db.rows(
-            "SELECT user, COUNT(*) AS runs, SUM(success) AS ok, "
-            "SUM(json_array_length(corrections)) AS corr, SUM(duration_s) AS dur, "
-            "SUM(success AND json_array_length(corrections) = 0) AS hits, MAX(at) AS last "
-            "FROM outcomes WHERE sop_ref = ? GROUP BY user ORDER BY user",
-            sop_ref,
-        )
-        (refs,) = await self._db.rows(
-            "SELECT COUNT(*) AS n, MAX(at) AS last, (SELECT COUNT(*) FROM replacements WHERE "
-            'old_ref = ?1) AS replaced FROM "references" WHERE sop_ref = ?1',
-            sop_ref,
-        )
-        total = sum(r["runs"] for r in runs)
-        return VersionMetrics(
-            references=refs["n"],
-            runs=total,
-            successes=sum(r["ok"] for r in runs),
-            corrections=sum(r["corr"] for r in runs),
-            mean_duration_s=sum(r["dur"] for r in runs) / total if total else 0.0,
-            replaced=refs["replaced"],
-            hit_rate_by_user={r["user"]: r["hits"] / r["runs"] for r in runs},
-            last_used=max([refs["last"] or "", *(r["last"] for r in runs)]),
-        )
+        runs = await self._db.rows(stmt.runs_by_user(self._db.json_length("corrections")), sop_ref)
+        (refs,) = await self._db.rows(stmt.REFERENCES_OF, sop_ref, sop_ref)
+        return stmt.metrics_from(runs, refs)
 
 
 __all__ = ["DEPRECATED_NOTE", "PUBLISHED_NOTE", "SopStore"]
