@@ -133,7 +133,7 @@ class Stores(ClosedOnExit):
         """
         if self._sops is not None:
             return self._sops
-        if self.writable:
+        if self.writable or self.settings.database is not None:
             try:
                 self.folder.root.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -141,7 +141,11 @@ class Stores(ClosedOnExit):
                     f"cannot create the data folder {self.folder.root}: {exc}"
                 ) from exc
             library = self.settings.project_dir / SOP_LIBRARY if import_cards else None
-            self._sops = await SopService.open(self.folder.sops, library)
+            db = await self.database()
+            if db is not None:  # the store every replica shares
+                self._sops = await SopService.on_store(await SopStore.open_database(db), library)
+            else:
+                self._sops = await SopService.open(self.folder.sops, library)
         else:
             self._sops = SopService(await _read_only_store(self.folder))
         return self._sops
@@ -217,7 +221,8 @@ class Stores(ClosedOnExit):
         except BaseException:
             await self.close()  # else aiosqlite's worker threads keep the process alive
             raise
-        self.folder.record(CHECKPOINTS, SOPS)
+        if self.settings.database is None:  # else they live in the database, not the folder
+            self.folder.record(CHECKPOINTS, SOPS)
         return saver, sops
 
     def employee(self, employee: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from framework.database.migrations import Migration
 from framework.database.pool import Database
-from framework.errors import RoomBusyError
+from framework.errors import LeaseLostError, RoomBusyError
 
 __all__ = ["LEASE_MIGRATIONS", "Fence", "HeldLease", "Lease", "Leases"]
 
@@ -50,14 +50,16 @@ LEASE_MIGRATIONS: list[Migration] = [
 _COLUMNS = "session, owner, epoch, expires_at"
 
 # One statement, so concurrent takers are ordered by the row lock of ON CONFLICT: the WHERE is
-# evaluated on the row as the winner left it, and exactly one live owner comes out.
+# evaluated on the row as the winner left it, and exactly one live owner comes out. The same
+# owner taking the room again keeps the epoch: nobody else wrote in between (a takeover would
+# have changed the owner), and one process never runs a room twice at once (its run lock), so
+# a room run again and again by one replica is not re-fenced (nor its log re-marked) each time.
 _ACQUIRE = f"""
 INSERT INTO staffroom_leases AS l (session, owner, epoch, expires_at, taken_at)
 VALUES (%(session)s, %(owner)s, 1, now() + make_interval(secs => %(secs)s), now())
 ON CONFLICT (session) DO UPDATE SET
     owner = EXCLUDED.owner,
-    epoch = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now()
-                 THEN l.epoch ELSE l.epoch + 1 END,
+    epoch = CASE WHEN l.owner = EXCLUDED.owner THEN l.epoch ELSE l.epoch + 1 END,
     expires_at = EXCLUDED.expires_at,
     taken_at = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now()
                     THEN l.taken_at ELSE now() END
@@ -118,8 +120,8 @@ class Leases:
         return _lease(row) if row is not None else None
 
     async def acquire(self, session: str) -> Lease | None:
-        """Take ``session``'s lease (new: epoch 1; expired or another's: epoch + 1; already
-        ours and live: renewed, same epoch); None while another owner's lease is live."""
+        """Take ``session``'s lease (new: epoch 1; another owner's, expired: epoch + 1; ours,
+        live or not: same epoch); None while another owner's lease is live."""
         return await self._one(
             _ACQUIRE, {"session": session, "owner": self.db.owner, "secs": self.seconds}
         )
@@ -160,14 +162,15 @@ class Leases:
         seconds, then :class:`RoomBusyError` naming the holder), renew it every ``seconds``/3
         in the background, release it on exit. ``held.lost`` is set when a renewal fails;
         ``fence`` (the fenced checkpointer) is kept fenced by the current lease meanwhile."""
-        lease = await self._take(session, wait)
-        held = HeldLease(lease)
+        lease, sent = await self._take(session, wait)
+        held = HeldLease(lease, sent + self.seconds)
         if fence is not None:
             fence.fence(session, lease)
         renewing = asyncio.create_task(self._keep(held, fence), name=f"lease-renew:{session}")
         try:
             yield held
         finally:
+            held.released = True
             renewing.cancel()
             with suppress(asyncio.CancelledError):
                 await renewing
@@ -178,13 +181,15 @@ class Leases:
             except Exception as exc:  # it expires by itself; the next taker bumps the epoch
                 log.warning("could not release the lease on room %s: %s", session, exc)
 
-    async def _take(self, session: str, wait: float) -> Lease:
+    async def _take(self, session: str, wait: float) -> tuple[Lease, float]:
+        """The lease, and the monotonic time the request that got it was sent."""
         deadline = time.monotonic() + max(0.0, wait)
         pause = min(0.5, self.seconds / 4)
         while True:
+            sent = time.monotonic()
             lease = await self.acquire(session)
             if lease is not None:
-                return lease
+                return lease, sent
             left = deadline - time.monotonic()
             if left <= 0:
                 break
@@ -202,7 +207,7 @@ class Leases:
         # Measured from when the last successful renewal was *sent*: the database may have
         # granted it later, never earlier, so this replica gives up no later than the lease
         # ends, and a replica that cannot reach the database gives the room up in time.
-        valid_until = time.monotonic() + self.seconds
+        valid_until = held.valid_until
         while True:
             await asyncio.sleep(every)
             sent = time.monotonic()
@@ -221,7 +226,7 @@ class Leases:
                 held.lost.set()
                 return
             held.lease = renewed
-            valid_until = sent + self.seconds
+            valid_until = held.valid_until = sent + self.seconds
             if fence is not None:
                 fence.fence(renewed.session, renewed)
 
@@ -231,9 +236,30 @@ class HeldLease:
     set when a renewal failed (another replica took the room, or the database was out of
     reach for longer than the lease): stop running the room then."""
 
-    def __init__(self, lease: Lease) -> None:
+    def __init__(self, lease: Lease, valid_until: float) -> None:
         self.lease = lease
         self.lost = asyncio.Event()
+        self.valid_until = valid_until
+        """Monotonic time by which the lease ends unless renewed (measured from when the
+        last granted request was sent: the database granted it no earlier)."""
+        self.released = False
+        """Given back at the end of the run (what the room writes after that is fenced by
+        the epoch alone: readers drop it once another replica has taken the room)."""
+
+    @property
+    def epoch(self) -> int:
+        """The fencing epoch (what the session log stamps on each line)."""
+        return self.lease.epoch
+
+    def check(self) -> None:
+        """:class:`LeaseLostError` when the lease is gone: lost to another replica, or past
+        its local deadline without a renewal (a replica that was paused). No database trip:
+        the session log calls it before every append."""
+        if self.lost.is_set() or (not self.released and time.monotonic() > self.valid_until):
+            raise LeaseLostError(
+                f"this replica's lease on room {self.lease.session} (epoch {self.lease.epoch}) "
+                "is gone: another replica may have taken the room; nothing was written"
+            )
 
     def __str__(self) -> str:
         return f"{self.lease.session} (epoch {self.lease.epoch})"

@@ -4,8 +4,9 @@ Without a database: an asyncio lock inside the process and a file lock across pr
 one machine (:class:`RunLock`). With one: the asyncio lock and the room's lease on the
 database (:class:`LeasedRunLock`), which also fences what the run writes — the checkpointer
 refuses a write whose lease epoch is no longer current, and the session log stamps each line
-with the epoch so readers drop the lines of a replica that lost the room
-(``framework/sessions/jsonl_log.py``). No file lock is trusted across machines.
+with the epoch, refuses appends once the lease is gone, and readers drop the lines of a
+replica that lost the room (``framework/sessions/log_fence.py``). No file lock is trusted
+across machines.
 """
 
 from __future__ import annotations
@@ -108,8 +109,19 @@ class LeasedRunLock:
             raise
         self._hold = hold
         self._held = held
+        # Before the run reads the log or its checkpoint: lines the previous holder appends
+        # from now on are stale to every reader (framework/sessions/log_fence.py).
+        self._log.fence = held
+        try:
+            self._log.mark_epoch()
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
 
     async def __aexit__(self, *exc: object) -> None:
+        # The log keeps the released lease as its fence: what the room's background work
+        # appends after the run carries this epoch (dropped by readers once another replica
+        # has taken the room), never none (which a fenced log refuses).
         hold, self._hold, self._held = self._hold, None, None
         try:
             if hold is not None:

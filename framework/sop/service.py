@@ -52,7 +52,12 @@ class SopService:
     @classmethod
     async def open(cls, path: Path, library: Path | None = None) -> SopService:
         """Open the store at ``path`` and import the SOP cards under ``library`` (idempotent)."""
-        store = await SopStore.open(path)
+        return await cls.on_store(await SopStore.open(path), library)
+
+    @classmethod
+    async def on_store(cls, store: SopStore, library: Path | None = None) -> SopService:
+        """The service over an open ``store`` (``SopStore.open_database`` for the one
+        replicas share), the SOP cards under ``library`` imported first (idempotent)."""
         problems: dict[str, InputError] = {}
         if library is not None and library.is_dir():
             try:
