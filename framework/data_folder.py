@@ -320,9 +320,28 @@ class DataFolder:
             return
         self._write_record(known)
 
-    def _write_record(self, stores: dict[str, str]) -> None:
+    def database(self) -> str | None:
+        """The database this folder's checkpoints and SOPs live in (its URL without the
+        password), once a command used one on it; None: they are SQLite files here."""
+        try:
+            data = json.loads(self.manifest.read_text("utf-8"))
+        except (OSError, ValueError):  # none yet, or unreadable (recorded() says so)
+            return None
+        found = data.get("database") if isinstance(data, dict) else None
+        return str(found) if isinstance(found, str) and found else None
+
+    def record_database(self, shown: str) -> None:
+        """Note that this folder's stores are in the database ``shown`` (no password)."""
+        if self.database() != shown:
+            with contextlib.suppress(OSError):
+                self._write_record(self.recorded(), database=shown)
+
+    def _write_record(self, stores: dict[str, str], *, database: str | None = None) -> None:
         # Replaced whole, so a reader never sees half a record.
-        body = json.dumps({"format": 1, "stores": stores}, indent=2) + "\n"
+        record: dict[str, object] = {"format": 1, "stores": stores}
+        if (kept := database or self.database()) is not None:
+            record["database"] = kept
+        body = json.dumps(record, indent=2) + "\n"
         replace_file(self.manifest, body.encode(), prefix=f".{MANIFEST}.")
 
     def set_aside(self, name: str) -> list[str]:

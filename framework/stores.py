@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 import aiosqlite
 
 from framework.data_folder import CHECKPOINTS, SOPS, DataFolder, connect_store
+from framework.database.url import redact
 from framework.errors import StorageError
 from framework.knowledge.base import KnowledgeBase
 from framework.memory.store import MemoryStore
@@ -133,7 +134,7 @@ class Stores(ClosedOnExit):
         """
         if self._sops is not None:
             return self._sops
-        if self.writable or self.settings.database is not None:
+        if self.writable or await self.database() is not None:
             try:
                 self.folder.root.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -154,6 +155,12 @@ class Stores(ClosedOnExit):
         """The PostgreSQL pool this process shares among its stores (opened on first use),
         or None when no database is configured (SQLite files in the data folder)."""
         if self.settings.database is None:
+            if (elsewhere := self.folder.database()) is not None:
+                raise StorageError(
+                    f"the data folder {self.folder.root} keeps its checkpoints and SOPs in the "
+                    f"database {elsewhere}. Nothing was opened. Give --database (or set "
+                    "$STAFFROOM_DATABASE_URL) to use it"
+                )
             return None
         if self._database is None:
             from framework.database.pool import Database  # the `postgres` extra: only here
@@ -161,6 +168,8 @@ class Stores(ClosedOnExit):
             self._database = await Database.open(
                 self.settings.database, max_size=self.settings.database_pool_size
             )
+            if self.writable:
+                self.folder.record_database(redact(self.settings.database, user=False))
         return self._database
 
     async def leases(self) -> Leases | None:

@@ -24,12 +24,14 @@ def check_database_url(text: str, *, where: str) -> str:
     return url
 
 
-def redact(url: str) -> str:
-    """``url`` with its password replaced by ``***``: what logs, errors and status show."""
+def redact(url: str, *, user: bool = True) -> str:
+    """``url`` with its password replaced by ``***``: what logs, errors and status show.
+    ``user`` False drops the user too (what a data folder records: where, not who)."""
     parts = urlsplit(url)
-    if parts.password is None:
+    if parts.password is None and (user or parts.username is None):
         return url
-    user = parts.username or ""
     host = parts.hostname or ""
     port = f":{parts.port}" if parts.port else ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+    who = (parts.username or "") + (":***" if parts.password is not None else "")
+    netloc = f"{who}@{host}{port}" if user and who else f"{host}{port}"
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from framework.database.url import redact
 from framework.phrases import Language, Phrase
 from framework.runtime.room import Room
 from framework.sessions.entry import entry_meta, is_entry
@@ -219,10 +220,12 @@ async def run_scenario(
             failed = await _post(console, room, *nxt)
             code = 1 if failed else 0  # an answer that failed after the SOP, in free chat
         key = SessionKey.parse(room.key)
+        where = settings.data_dir / "checkpoints.sqlite"
+        stored = redact(settings.database) if settings.database else where
         console.print(
             f"[dim]history {staff.sessions.log_path(key)} · "
             f"workspace {staff.sessions.workspace(key).root} · "
-            f"checkpoint {settings.data_dir / 'checkpoints.sqlite'}[/]"
+            f"checkpoint {escape(str(stored))}[/]"
         )
         return code
 
