@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from framework.data_folder import DataFolder
 from framework.phrases import Phrase
 from framework.serving.gateway import Gateway
+from framework.serving.webhook_outbox import PgWebhookOutbox
 from framework.serving.webhooks import WebhookDispatcher
 from framework.settings import Settings
 from framework.staffroom import Staffroom
@@ -39,6 +40,7 @@ from framework.surfaces.server import (
 )
 from framework.surfaces.server.config import ServerConfig
 from framework.surfaces.server.guard import Guard
+from framework.surfaces.server.pg_buckets import PgRateBuckets
 from framework.surfaces.server.problems import install_handlers
 from framework.surfaces.server.state import ServerState
 
@@ -147,7 +149,10 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | 
             if adapters is not None:
                 stack.push_async_callback(adapters.stop)
             gateway = await stack.enter_async_context(open_gateway())
-            app.state.staffroom = ServerState(gateway, config)
+            # With a database: the rate buckets and webhook outbox every replica shares.
+            db = await gateway.staff.stores.database()
+            buckets = await PgRateBuckets.open(db) if db is not None else None
+            app.state.staffroom = ServerState(gateway, config, shared_buckets=buckets)
             if adapters is not None:
                 adapters.bind(gateway, config.limits.body.adapters)
                 adapters.start()  # replies to work resumed at open reach the platform too
@@ -155,7 +160,8 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | 
                 log.info(NO_ADAPTERS(gateway.staff.settings.language or "en"))
             if config.webhooks:
                 failures = DataFolder(gateway.staff.settings.data_dir).webhook_failures
-                dispatcher = WebhookDispatcher(config.webhooks, failures=failures)
+                outbox = await PgWebhookOutbox.open(db) if db is not None else None
+                dispatcher = WebhookDispatcher(config.webhooks, failures=failures, outbox=outbox)
                 await dispatcher.start()
                 hooks.append(dispatcher)
                 gateway.add_listener(dispatcher.listener)

@@ -105,7 +105,7 @@ def require(operation: str) -> Any:
             grant = authenticate(state.config, credentials.credentials if credentials else None)
             if grant is None:
                 raise unauthorized("an unknown" if credentials else "no")
-            wait = state.limiter.take(grant.name, grant.rate_limit)
+            wait = await state.rate_wait(grant.name, grant.rate_limit)
             if wait:
                 raise rate_limited(grant, wait)
         principal = Principal.of(grant)

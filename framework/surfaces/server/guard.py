@@ -119,7 +119,7 @@ class Guard:
         try:
             if config.no_auth:
                 _check_local(headers, method)
-            grant = self._identify(state, headers, path)
+            grant = await self._identify(state, headers, path)
         except Problem as problem:
             await _answer(problem, scope, receive, send, close=has_body)
             return
@@ -143,7 +143,7 @@ class Guard:
         finally:
             _leave(state.load, who, stream=stream)
 
-    def _identify(self, state: Any, headers: Headers, path: str) -> TokenGrant | None:
+    async def _identify(self, state: Any, headers: Headers, path: str) -> TokenGrant | None:
         config: ServerConfig = state.config
         if config.no_auth or not path.startswith("/api/") or path in OPEN_PATHS:
             return None
@@ -152,7 +152,8 @@ class Guard:
         grant = authenticate(config, bearer or None)
         if grant is None:
             raise unauthorized("an unknown" if bearer else "no")
-        wait = state.limiter.take(grant.name, grant.rate_limit)
+        # Awaited: with a database the buckets are the ones every replica shares.
+        wait: float = await state.rate_wait(grant.name, grant.rate_limit)
         if wait:
             raise rate_limited(grant, wait)
         return grant
