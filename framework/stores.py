@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import aiosqlite
 
-from framework.data_folder import CHECKPOINTS, SOPS, DataFolder, connect_store
+from framework.data_folder import CHECKPOINTS, SOPS, DataFolder
 from framework.database.url import redact
 from framework.errors import StorageError
 from framework.knowledge.base import KnowledgeBase
@@ -39,6 +39,7 @@ from framework.specs.catalog import Catalog
 from framework.specs.knowledge_file import KNOWLEDGE_FILE, KnowledgeConfig, load_knowledge_file
 from framework.specs.project import AGENTS
 from framework.specs.project import SOPS as SOP_LIBRARY
+from framework.sqlite_stores import connect_store
 
 if TYPE_CHECKING:  # langgraph is imported when checkpoints are opened: reading commands skip it
     from langgraph.checkpoint.base import BaseCheckpointSaver

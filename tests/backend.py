@@ -4,12 +4,19 @@
 its own (the autouse ``backend`` fixture in tests/conftest.py), and the shared fixtures put it
 in what they build — the ``settings`` fixtures, ``STAFFROOM_DATABASE_URL`` for commands run in
 this process (``cli``) and as real processes (``process_env``: ``staffroom serve``, ``run``).
-Tests that build their own ``Settings`` pass ``database=test_database()``.
+Tests that build their own ``Settings`` pass ``database=backend_database()``.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from framework.serving.ledger import Ledger
+    from framework.settings import Settings
 
 BACKEND = os.environ.get("STAFFROOM_TEST_BACKEND", "sqlite")
 if BACKEND not in ("sqlite", "postgres"):
@@ -18,7 +25,7 @@ if BACKEND not in ("sqlite", "postgres"):
 _current: list[str] = []  # the running test's database URL, when it has one
 
 
-def test_database() -> str | None:
+def backend_database() -> str | None:
     """This test's PostgreSQL URL on the postgres backend; None on SQLite."""
     return _current[0] if _current else None
 
@@ -26,3 +33,23 @@ def test_database() -> str | None:
 def use_database(url: str | None) -> None:
     """Set (or clear) this test's database; the ``backend`` fixture calls it."""
     _current[:] = [url] if url else []
+
+
+@asynccontextmanager
+async def stored_ledger(settings: Settings) -> AsyncIterator[Ledger]:
+    """The ingest ledger a gateway on ``settings`` opens (the SQLite file, or the database's
+    tables), opened as another process would: what a killed process leaves is written here."""
+    from framework.data_folder import DataFolder
+    from framework.database.pool import Database
+    from framework.serving.ledgers import open_ledger
+
+    db = await Database.open(settings.database) if settings.database else None
+    try:
+        ledger = await open_ledger(DataFolder(settings.data_dir).ingest, db)
+        try:
+            yield ledger
+        finally:
+            await ledger.close()
+    finally:
+        if db is not None:
+            await db.close()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from backend import test_database
+from backend import backend_database
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def in_process_cli(
             scoped.chdir(cwd)
             scoped.setattr(sys, "argv", ["staffroom", *with_data_dir(args, data)])
             scoped.setattr(sys, "stdin", io.StringIO(stdin or ""))
-            if (url := test_database()) is not None:  # the postgres backend (backend.py)
+            if (url := backend_database()) is not None:  # the postgres backend (backend.py)
                 scoped.setenv("STAFFROOM_DATABASE_URL", url)
             for name, value in (env or {}).items():
                 scoped.setenv(name, value)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from backend import test_database
+from backend import backend_database
 from cli_in_process import CliResult, with_data_dir
 from paths import ROOT
 
@@ -27,7 +27,7 @@ def process_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """This environment without ``STAFFROOM_*``, plus the test's database on the postgres
     backend (tests/backend.py), plus ``env``: what the command sees."""
     kept = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
-    if (url := test_database()) is not None:
+    if (url := backend_database()) is not None:
         kept["STAFFROOM_DATABASE_URL"] = url
     return {**kept, **(env or {})}
 

@@ -24,15 +24,16 @@ import functools
 import hashlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
-from framework.serving.ledger import Ledger
+from framework.serving.ledger import Entry, Ledger
 from framework.serving.ledgers import open_ledger
+from framework.serving.listeners import Listener, Listeners
 from framework.serving.replicas import Presence
 from framework.serving.results import PostResult, SessionState
 from framework.serving.settle import settle
@@ -45,11 +46,6 @@ from framework.staffroom import Staffroom
 
 log = logging.getLogger("staffroom.gateway")
 
-Listener = Callable[[str, Event], Awaitable[None]]
-
-LISTENER_QUEUE = 10_000
-"""Events held for listeners; past this a slow listener loses events (logged), rooms go on."""
-
 DUPLICATE_WAIT = 120.0
 """Seconds a redelivery of a message another process is still running waits for its result."""
 
@@ -61,12 +57,10 @@ class Gateway:
         self.staff = staff
         self.ledger = ledger
         self._lanes: dict[str, Lane] = {}
-        self._listeners: list[Listener] = []
-        self._outbox: asyncio.Queue[tuple[str, Event]] = asyncio.Queue(LISTENER_QUEUE)
-        self._dispatcher: asyncio.Task[None] | None = None
+        self.listeners = Listeners()
+        """Webhooks and adapters: what hears the events of the gateway's runs."""
         self._opening: dict[str, asyncio.Lock] = {}
-        self.dropped_events = 0
-        """Events no listener got because the listener queue was full."""
+        self._arrivals: dict[str, asyncio.Lock] = {}
         self._presence: Presence | None = None
 
     @classmethod
@@ -98,9 +92,7 @@ class Gateway:
         if self._presence is not None:  # after the runs: our queue is empty, nothing to adopt
             await self._presence.leave()
             self._presence = None
-        if self._dispatcher is not None:
-            await self._outbox.join()
-            self._dispatcher.cancel()
+        await self.listeners.close()
         await self.ledger.close()
 
     # -- sessions ----------------------------------------------------------------------------
@@ -212,9 +204,7 @@ class Gateway:
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener(session, event)`` for every event the gateway's runs produce, in a
         background task (in order; a listener's exception is logged and skipped)."""
-        self._listeners.append(listener)
-        if self._dispatcher is None:
-            self._dispatcher = asyncio.create_task(self._dispatch(), name="gateway listeners")
+        self.listeners.add(listener)
 
     # -- posting -----------------------------------------------------------------------------
 
@@ -277,9 +267,36 @@ class Gateway:
         keys = [f"idem:{idempotency_key}"] if idempotency_key is not None else []
         keys += [f"msg:{mid}"] if message_id is not None or not keys else []
         lane = self._lane(room)
+        # One arrival at a time per room in this process: the pool's claims may finish out
+        # of order, and the lane must get messages in the order they came.
+        async with self._arrivals.setdefault(room.key, asyncio.Lock()):
+            known = await self._claim(room.key, keys, mid, who, text, reply_to)
+            if known is None:
+                queued = await self._queue(room, lane, mid, who, text, start, reply_to, message_id)
+        if known is not None:
+            replay = self._replay(known.message_id, room.key, known.key, wait=wait)
+            try:
+                return await asyncio.wait_for(replay, timeout)
+            except TimeoutError:
+                return PostResult(room.key, known.message_id, "queued", lane.policy, [], True)
+        if isinstance(queued, PostResult):  # refused: the room answers (reject)
+            return queued
+        item = queued
+        if not wait:
+            return PostResult(room.key, mid, "queued", lane.policy)
+        try:
+            first = await asyncio.wait_for(asyncio.shield(item.done), timeout)
+        except TimeoutError:
+            return PostResult(room.key, mid, "queued", lane.policy)
+        return first if item.message_id == mid else first.as_merged(mid)
+
+    async def _claim(
+        self, key: str, keys: list[str], mid: str, who: str, text: str, reply_to: str | None
+    ) -> Entry | None:
+        """Claim the message's ledger keys; the entry one of them has already, or None."""
         for ledger_key in keys:
             known = await self.ledger.claim(
-                room.key, ledger_key, message_id=mid, author=who, text=text, reply_to=reply_to
+                key, ledger_key, message_id=mid, author=who, text=text, reply_to=reply_to
             )
             if known is not None:
                 if known.author != who:
@@ -287,15 +304,26 @@ class Gateway:
                     # would hand them that person's message and its replies.
                     what = "Idempotency-Key" if ledger_key.startswith("idem:") else "message_id"
                     raise InputError(
-                        f"this {what} names another person's message in {room.key}",
+                        f"this {what} names another person's message in {key}",
                         field=what,
                         fix=f"send your own {what} (each message its own id)",
                     )
-                replay = self._replay(known.message_id, room.key, ledger_key, wait=wait)
-                try:
-                    return await asyncio.wait_for(replay, timeout)
-                except TimeoutError:
-                    return PostResult(room.key, known.message_id, "queued", lane.policy, [], True)
+                return known
+        return None
+
+    async def _queue(
+        self,
+        room: Room,
+        lane: Lane,
+        mid: str,
+        who: str,
+        text: str,
+        start: bool,
+        reply_to: str | None,
+        message_id: str | None,
+    ) -> Item | PostResult:
+        """Put a claimed message in the lane (or join it to the one it coalesces with); a
+        result when the lane's policy refuses it."""
         # Decided after the ledger write, with no await until the lane holds the message, so
         # concurrent posts see each other (a busy room, a message to join). A reply keeps its
         # own text: joined to another, what it answers would be lost.
@@ -314,18 +342,10 @@ class Gateway:
             await self.ledger.update(
                 room.key, mid, state="coalesced", merged_into=target.message_id
             )
-            item = target
-        else:
-            own_id = message_id is None
-            item = Item(mid, who, [text], start=start, own_id=own_id, reply_to=reply_to)
-            lane.push(item)
-        if not wait:
-            return PostResult(room.key, mid, "queued", lane.policy)
-        try:
-            first = await asyncio.wait_for(asyncio.shield(item.done), timeout)
-        except TimeoutError:
-            return PostResult(room.key, mid, "queued", lane.policy)
-        return first if item.message_id == mid else first.as_merged(mid)
+            return target
+        item = Item(mid, who, [text], start=start, own_id=message_id is None, reply_to=reply_to)
+        lane.push(item)
+        return item
 
     async def _replay(self, message_id: str, session: str, key: str, *, wait: bool) -> PostResult:
         lane = self._lanes.get(session)
@@ -374,27 +394,6 @@ class Gateway:
     def _lane(self, room: Room) -> Lane:
         lane = self._lanes.get(room.key)
         if lane is None or lane.room is not room:
-            lane = Lane(room, self._emit, functools.partial(settle, self.ledger))
+            lane = Lane(room, self.listeners.emit, functools.partial(settle, self.ledger))
             self._lanes[room.key] = lane
         return lane
-
-    def _emit(self, session: str, event: Event) -> None:
-        if not self._listeners:
-            return
-        try:
-            self._outbox.put_nowait((session, event))
-        except asyncio.QueueFull:
-            self.dropped_events += 1
-            log.warning("listener queue full: event %s of %s not delivered", event.id, session)
-
-    async def _dispatch(self) -> None:
-        while True:
-            session, event = await self._outbox.get()
-            try:
-                for listener in list(self._listeners):
-                    try:
-                        await listener(session, event)
-                    except Exception:
-                        log.exception("listener failed on event %s of %s", event.id, session)
-            finally:
-                self._outbox.task_done()

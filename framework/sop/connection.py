@@ -17,8 +17,9 @@ from typing import Any
 
 import aiosqlite
 
-from framework.data_folder import DataFolder, connect_store
+from framework.data_folder import DataFolder
 from framework.errors import StorageError
+from framework.sqlite_stores import connect_store
 
 from .backend import Row
 from .schema import prepare

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from backend import test_database
+from backend import backend_database
 from langchain_core.messages import AIMessage
 from paths import ROOT
 from pydantic import BaseModel
@@ -219,7 +219,10 @@ async def test_parallel_lanes_never_silently_overwrite_one_file(tmp_path: Path) 
         encoding="utf-8",
     )
     settings = Settings(
-        data_dir=tmp_path / "d", project_dir=project, allow_network=False, database=test_database()
+        data_dir=tmp_path / "d",
+        project_dir=project,
+        allow_network=False,
+        database=backend_database(),
     )
     async with await Staffroom.open(settings=settings) as staff:
         room = await staff.room("par-2", "tech-article")

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from backend import test_database
+from backend import backend_database
 from paths import ROOT
 
 from framework import Settings, Staffroom
@@ -31,7 +31,7 @@ async def test_prompt_holds_persona_announcement_step_and_only_recent_messages(
         return model if who == "pm" else None
 
     settings = Settings(
-        data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False, database=test_database()
+        data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False, database=backend_database()
     )
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         dm = await staff.dm("pm", "alice")
@@ -57,7 +57,10 @@ async def test_card_template_overrides_and_a_broken_one_fails_before_running(
     (project / "agents" / "pm.j2").write_text("I am {{ card.display_name }}. {{ no_such_var }}")
     card.write_text(card.read_text(encoding="utf-8") + "prompt_template: pm.j2\n", encoding="utf-8")
     settings = Settings(
-        data_dir=tmp_path / "d", project_dir=project, allow_network=False, database=test_database()
+        data_dir=tmp_path / "d",
+        project_dir=project,
+        allow_network=False,
+        database=backend_database(),
     )
     async with await Staffroom.open(settings=settings) as staff:
         with pytest.raises(PromptTemplateError, match="no_such_var"):

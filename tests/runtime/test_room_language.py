@@ -7,7 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-from backend import test_database
+from backend import backend_database
 from langchain_core.messages import BaseMessage
 from paths import ROOT
 
@@ -31,7 +31,7 @@ async def run_room(project: Path, data: Path, scenario: str, reply: str) -> list
         return model
 
     settings = Settings(
-        data_dir=data, project_dir=project, allow_network=False, database=test_database()
+        data_dir=data, project_dir=project, allow_network=False, database=backend_database()
     )
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         room = await staff.room("r1", scenario)
@@ -105,7 +105,7 @@ async def test_the_knowledge_blocks_are_titled_in_the_prompts_language(tmp_path:
         return model
 
     settings = Settings(
-        data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False, database=test_database()
+        data_dir=tmp_path / "d", project_dir=ROOT, allow_network=False, database=backend_database()
     )
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:
         staff.knowledge.trackers.add_task("lead", "Send Acme the incident report")

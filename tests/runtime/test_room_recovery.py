@@ -23,9 +23,11 @@ async def collect(events: AsyncIterator[Event]) -> list[Event]:
 
 
 async def forget_checkpoint(room: Room) -> None:
-    # What deleting checkpoints.sqlite (or restoring an older one) does to one room.
+    # What deleting checkpoints.sqlite (or restoring an older one) does to one room; under
+    # the room's run lock, which on a database is its lease (the only way to write there).
     saver: Any = room._graph.checkpointer
-    await saver.adelete_thread(room.key)
+    async with room._running():
+        await saver.adelete_thread(room.key)
 
 
 def kinds(room: Room) -> Counter[str]:

@@ -50,7 +50,7 @@ async def test_sample_scenario_runs_its_sop_to_the_end(
     # Everything a user would look for is on disk.
     data = settings.data_dir
     assert (data / "sessions" / "room:launch-1.jsonl").exists()
-    assert (data / "checkpoints.sqlite").exists()
+    assert (data / "checkpoints.sqlite").exists() or settings.database
     written = sorted(p.name for p in (data / "workspaces" / "room:launch-1").iterdir())
     assert written, "the simulator's write_file calls should leave files in the shared workspace"
     assert len({e.id for e in history}) == len(history)

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from backend import test_database
+from backend import backend_database
 from cli_in_process import CliResult
 from cli_process import staffroom_process
 from paths import ROOT
@@ -56,7 +56,7 @@ async def api(tmp_path: Path, server_yaml: Path) -> AsyncIterator[httpx.AsyncCli
         data_dir=tmp_path / "data",
         project_dir=ROOT,
         allow_network=False,
-        database=test_database(),
+        database=backend_database(),
     )
     config = load_config(server_yaml, environ={SUPPORT_ENV: SUPPORT})
     async with await Staffroom.open(settings=settings) as staff:

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from backend import test_database
+from backend import backend_database
 from paths import ROOT
 from server_harness import SUPPORT, SUPPORT_ENV
 
@@ -47,7 +47,7 @@ async def served(
 
     data = tmp_path / "data"
     settings = Settings(
-        data_dir=data, project_dir=ROOT, allow_network=False, database=test_database()
+        data_dir=data, project_dir=ROOT, allow_network=False, database=backend_database()
     )
     config = load_config(server_yaml, environ={SUPPORT_ENV: SUPPORT})
     async with await Staffroom.open(settings=settings, model_factory=factory) as staff:

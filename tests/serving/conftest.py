@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from backend import test_database
+from backend import backend_database
 from paths import ROOT
 
 from framework import Settings
@@ -44,7 +44,7 @@ def settings(tmp_path: Path, project: Path) -> Settings:
         project_dir=project,
         allow_network=False,
         model_backoff=0.01,
-        database=test_database(),
+        database=backend_database(),
     )
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from backend import stored_ledger
 from rooms_at_rest import reopened
 
 from framework import Settings, Staffroom
-from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.serving import Gateway
-from framework.serving.ledger import IngestLedger
 from framework.sessions.events import Event, EventKind, client_event_id
 
 
@@ -118,9 +117,8 @@ async def test_a_queued_message_found_stored_under_its_own_id_is_not_stored_twic
         await gateway.close()
         before = room.history()
     # A kill after the run but before the ledger noted it: the message is queued again.
-    ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
-    await ledger.update("room:e6", done.message_id, state="queued")
-    await ledger.close()
+    async with stored_ledger(settings) as ledger:
+        await ledger.update("room:e6", done.message_id, state="queued")
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)  # runs what the ledger holds queued
         await gateway.close()

@@ -6,13 +6,12 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
+from backend import stored_ledger
 from rooms_at_rest import opened, reopened
 
 from framework import Settings, Staffroom
-from framework.data_folder import DataFolder
 from framework.errors import InputError
 from framework.serving import Gateway
-from framework.serving.ledger import IngestLedger
 from framework.sessions.events import Event, EventKind
 
 
@@ -177,11 +176,15 @@ async def test_a_message_accepted_before_a_crash_runs_when_the_gateway_opens(
     scenario = desk()
     await opened(settings, "r7", scenario)
     # What a killed process leaves: the message in the ledger, queued, never run.
-    ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
-    await ledger.claim(
-        "room:r7", "msg:lost-1", message_id="lost-1", author="bob", text="@pm ping", state="queued"
-    )
-    await ledger.close()
+    async with stored_ledger(settings) as ledger:
+        await ledger.claim(
+            "room:r7",
+            "msg:lost-1",
+            message_id="lost-1",
+            author="bob",
+            text="@pm ping",
+            state="queued",
+        )
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
         replay = await gateway.post("room:r7", "@pm ping", author="bob", message_id="lost-1")
@@ -263,12 +266,11 @@ async def test_coalesced_parts_keep_their_result_across_a_crash(
     scenario = desk("coalesce")
     await opened(settings, "r12", scenario)
     # What a process killed inside the coalesce window leaves behind.
-    ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
-    claim = {"author": "bob", "state": "queued"}
-    await ledger.claim("room:r12", "msg:c0", message_id="c0", text="@pm one\ntwo", **claim)
-    await ledger.claim("room:r12", "msg:c1", message_id="c1", text="two", **claim)
-    await ledger.update("room:r12", "c1", state="coalesced", merged_into="c0")
-    await ledger.close()
+    async with stored_ledger(settings) as ledger:
+        claim = {"author": "bob", "state": "queued"}
+        await ledger.claim("room:r12", "msg:c0", message_id="c0", text="@pm one\ntwo", **claim)
+        await ledger.claim("room:r12", "msg:c1", message_id="c1", text="two", **claim)
+        await ledger.update("room:r12", "c1", state="coalesced", merged_into="c0")
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
         part = await gateway.post("room:r12", "two", author="bob", message_id="c1")

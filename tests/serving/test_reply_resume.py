@@ -7,12 +7,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+import pytest
+from backend import stored_ledger
 from rooms_at_rest import opened
 
 from framework import Settings, Staffroom
 from framework.data_folder import DataFolder
 from framework.serving import Gateway
-from framework.serving.ledger import IngestLedger
 from framework.sessions.events import EventKind
 
 OLD_SCHEMA = """
@@ -36,11 +37,10 @@ async def test_a_reply_cut_off_by_a_crash_runs_as_a_reply(
         await gateway.close()
     answer = next(e for e in first.events if e.kind == EventKind.MESSAGE and e.author == "pm")
     # What a killed process leaves: the reply in the ledger, queued, never run.
-    ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
-    await ledger.claim(
-        "room:q1", "msg:r-1", message_id="r-1", author="bob", text="@pm ok", reply_to=answer.id
-    )
-    await ledger.close()
+    async with stored_ledger(settings) as ledger:
+        await ledger.claim(
+            "room:q1", "msg:r-1", message_id="r-1", author="bob", text="@pm ok", reply_to=answer.id
+        )
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
         replay = await gateway.post("room:q1", "@pm ok", author="bob", message_id="r-1")
@@ -49,6 +49,7 @@ async def test_a_reply_cut_off_by_a_crash_runs_as_a_reply(
     assert replay.events[0].meta["reply_to"] == answer.id
 
 
+@pytest.mark.sqlite_only  # an ingest.sqlite file of an older layout
 async def test_a_ledger_from_before_replies_were_kept_still_runs_its_queue(
     settings: Settings, desk: Callable[..., str]
 ) -> None:

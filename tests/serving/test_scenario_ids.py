@@ -9,13 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from backend import stored_ledger
 from rooms_at_rest import opened
 
 from framework import Settings, Staffroom
-from framework.data_folder import DataFolder
 from framework.errors import ScenarioError, UnknownNameError
 from framework.serving import Gateway
-from framework.serving.ledger import IngestLedger
 
 ROGUE = """\
 id: desk-enqueue
@@ -170,11 +169,10 @@ async def test_a_queued_message_of_a_room_whose_scenario_left_does_not_stop_the_
         await gateway.open_room("r4", kept)
         await gateway.close()
     # What a killed process leaves: a message queued in each room, never run.
-    ledger = await IngestLedger.open(DataFolder(settings.data_dir).ingest)
-    for room in ("r3", "r4"):
-        claim = {"author": "bob", "text": "@pm ping", "state": "queued"}
-        await ledger.claim(f"room:{room}", f"msg:q-{room}", message_id=f"q-{room}", **claim)
-    await ledger.close()
+    async with stored_ledger(settings) as ledger:
+        for room in ("r3", "r4"):
+            claim = {"author": "bob", "text": "@pm ping", "state": "queued"}
+            await ledger.claim(f"room:{room}", f"msg:q-{room}", message_id=f"q-{room}", **claim)
     (project / "scenarios" / "desk_enqueue.yaml").unlink()
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)  # runs the queued messages it can
