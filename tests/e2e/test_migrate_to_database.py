@@ -99,7 +99,7 @@ def test_a_bad_url_and_a_missing_folder_are_refused_with_a_fix(
 
 
 def test_a_folder_switched_to_another_database_is_refused(
-    cli: Cli, folder: Path, pg_url: str, pg_cluster: object
+    cli: Cli, folder: Path, pg_url: str
 ) -> None:
     assert cli("migrate", "--to", pg_url, data=folder).code == 0
     other = pg_url.rsplit("/", 1)[0] + "/elsewhere"
@@ -145,3 +145,76 @@ def test_a_database_holding_another_sop_history_is_refused(
     assert refused.code == 2, refused.out + refused.err
     assert "another SOP history" in refused.err and "empty database" in refused.err
     assert "database" not in json.loads((folder / "stores.json").read_text())
+
+
+def test_the_servers_ingest_ledger_moves_with_its_order_and_states(
+    cli: Cli, folder: Path, pg_url: str
+) -> None:
+    import asyncio
+
+    from framework.database.pool import Database
+    from framework.serving.ledger import IngestLedger
+    from framework.serving.pg_ledger import PgIngestLedger
+
+    async def accept() -> None:
+        ledger = await IngestLedger.open(folder / "ingest.sqlite")
+        try:
+            for n in (1, 2, 3):
+                await ledger.claim(
+                    "room:r1", f"msg:m{n}", message_id=f"m{n}", author="a", text=f"{n}"
+                )
+            await ledger.update("room:r1", "m1", state="done", result={"ok": True})
+            await ledger.record_sent("room:r1", "slack-1", "event-1")
+        finally:
+            await ledger.close()
+
+    async def shared() -> tuple[list[tuple[str, str]], str | None, bool]:
+        db = await Database.open(pg_url)
+        try:
+            ledger = await PgIngestLedger.open(db)
+            pending = [(e.message_id, e.state) for e in await ledger.pending()]
+            sent = await ledger.sent_event("room:r1", "slack-1")
+            done = await ledger.get("room:r1", "msg:m1")
+            # A message accepted on the database comes after the copied ones.
+            assert (
+                await ledger.claim("room:r1", "msg:m4", message_id="m4", author="a", text="4")
+                is None
+            )
+            after = [e.message_id for e in await ledger.pending()]
+            assert after == ["m2", "m3", "m4"]
+            return pending, sent, done is not None and done.result == {"ok": True}
+        finally:
+            await db.close()
+
+    asyncio.run(accept())
+    moved = cli("migrate", "--to", pg_url, data=folder)
+    assert moved.code == 0, moved.out + moved.err
+    assert "ingest" in moved.out and "ingest.sqlite" in moved.out
+
+    pending, sent, done = asyncio.run(shared())
+    assert pending == [("m2", "queued"), ("m3", "queued")]
+    assert sent == "event-1" and done
+
+
+def test_a_migration_cut_off_after_the_sop_store_is_run_again(
+    cli: Cli, folder: Path, pg_url: str
+) -> None:
+    import asyncio
+
+    from framework.database.pool import Database
+    from framework.surfaces.cli.migrate_stores import copy_sop_store
+
+    async def cut_off() -> None:
+        db = await Database.open(pg_url)
+        try:
+            await copy_sop_store(folder / "sops.sqlite", db)
+        finally:
+            await db.close()
+
+    asyncio.run(cut_off())
+    assert "database" not in json.loads((folder / "stores.json").read_text())
+
+    moved = cli("migrate", "--to", pg_url, env={"STAFFROOM_LANGUAGE": "zh"}, data=folder)
+
+    assert moved.code == 0, moved.out + moved.err
+    assert "校验通过" in moved.out and "不一致" not in moved.out, "labelled in Chinese"
