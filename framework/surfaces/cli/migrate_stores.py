@@ -104,11 +104,16 @@ def _q(name: str) -> str:
     return f'"{name}"'
 
 
+def _read_only(path: Path) -> str:
+    """``path`` as a read-only SQLite URI (``as_uri`` escapes a ``?`` or ``#`` in the name)."""
+    return path.resolve().as_uri() + "?mode=ro"
+
+
 @contextmanager
 def _read(path: Path) -> Iterator[sqlite3.Connection]:
     """``path`` read-only: the migration never changes the folder's files."""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(_read_only(path), uri=True)
     except sqlite3.Error as exc:
         raise StorageError(f"cannot read {path}: {exc}") from exc
     with closing(conn):
@@ -294,7 +299,7 @@ async def copy_checkpoint_store(path: Path, db: Database) -> list[Copied]:
 
     await open_checkpoints(db)
     try:
-        conn = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True)
+        conn = await aiosqlite.connect(_read_only(path), uri=True)
     except (aiosqlite.Error, OSError) as exc:
         raise StorageError(f"cannot read {path}: {exc}") from exc
     try:
