@@ -19,6 +19,7 @@ from framework.surfaces.cli import knowledge_add, knowledge_runs
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli.console import LabelConsole
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
+from framework.surfaces.cli.migrate import migrate as migrate_cmd
 from framework.surfaces.cli.options import (
     DatabaseOption,
     DataDir,
@@ -360,6 +361,7 @@ if _missing:
     app.command("serve")(_serve_missing)
 else:
     app.command("serve")(serve_cmd)
+app.command("migrate")(migrate_cmd)
 app.add_typer(sop_cmds.app, name="sop")
 knowledge_cmds.app.command("add")(knowledge_add.add)
 app.add_typer(knowledge_cmds.app, name="knowledge")
