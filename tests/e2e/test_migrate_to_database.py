@@ -8,15 +8,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from backend import test_database
 from cli_in_process import Cli, CliResult
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(ROOT / "scenarios" / "escalation.script.txt")
 
-pytestmark = pytest.mark.skipif(
-    test_database() is not None, reason="migrates SQLite files: the default backend's"
-)
+pytestmark = pytest.mark.sqlite_only  # it migrates a folder's SQLite files
 
 
 def _room(cli: Cli, data: Path, room: str, *more: str) -> CliResult:
