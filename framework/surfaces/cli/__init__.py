@@ -340,15 +340,25 @@ def doctor(
             "logs. Never rewrites a log or a MEMORY.md.",
         ),
     ] = False,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="Delete old checkpoints: each room keeps only its latest one (all it resumes "
+            "from), then give the space back (VACUUM). On a database, rooms another replica "
+            "runs are skipped.",
+        ),
+    ] = False,
     data_dir: DataDir = None,
     database: DatabaseOption = None,
     project: Project = None,
 ) -> None:
-    """Check a data folder: stores, session logs, rooms' checkpoints, MEMORY.md files."""
+    """Check a data folder: stores, session logs, rooms' checkpoints, MEMORY.md files; show
+    the checkpoint store's size (and the rooms' leases, on a database)."""
     from framework.surfaces.cli.doctor import doctor as check_data_folder
 
     settings = _settings(data_dir, project, database=database)
-    _exit_after(check_data_folder(settings, fix, _console(data_dir, project)))
+    _exit_after(check_data_folder(settings, fix, _console(data_dir, project), prune))
 
 
 # `staffroom serve` needs the `server` extra; the core CLI works without it. Looked up, not
