@@ -87,7 +87,14 @@ def test_on_postgres_prune_and_the_leases_table(cli: Cli, tmp_path: Path, pg_url
     assert after == 1 + per_room  # r1 keeps its latest, r2 (held elsewhere) all of its own
 
     done = cli(
-        "run", "tech-article", "--room", "r1", "--script", str(SCRIPT), "--database", pg_url,
+        "run",
+        "tech-article",
+        "--room",
+        "r1",
+        "--script",
+        str(SCRIPT),
+        "--database",
+        pg_url,
         data=data,
     )
     assert done.code == 0, done.err
