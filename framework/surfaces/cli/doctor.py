@@ -92,8 +92,8 @@ NOT_RECLAIMED = Phrase(
     zh="释放的空间未归还（{why}）；新的检查点会复用它，或在没有房间运行时再次运行 doctor --prune",
 )
 NOT_PRUNED = Phrase(
-    en="not pruned: the checkpoint store has a problem (above); fix it first",
-    zh="未清理：检查点存储有问题（见上）；请先修复",
+    en="not pruned: the checkpoint store has a problem (below); fix it first",
+    zh="未清理：检查点存储有问题（见下）；请先修复",
 )
 
 
@@ -102,14 +102,14 @@ async def doctor(settings: Settings, fix: bool, console: Console, prune: bool = 
     leases, on a database); ``fix``: repair, ``prune``: keep each room's latest checkpoint
     only. Exit 0 when the folder is sound, 1 when not."""
     found = await diagnose(settings)
-    _show(found, settings, console)
     if fix and not found.ok:
+        _show(found, settings, console)
         console.print(f"\n[bold]{REPAIRING(labels_language(console))}[/]")
         for line in await repair(settings, found):
             console.print(f"  {escape(line)}", highlight=False)
         found = await diagnose(settings)
         console.print()
-        _show(found, settings, console)
+    # The store's size (and the prune) before the verdict: the verdict is the last word.
     async with await Stores.open(settings=settings, writes=prune, command="doctor --prune") as s:
         if not prune:
             _show_size(await measure(s), console)
@@ -118,6 +118,8 @@ async def doctor(settings: Settings, fix: bool, console: Console, prune: bool = 
             console.print(f"[yellow]{NOT_PRUNED(labels_language(console))}[/]")
         else:
             _show_pruned(await prune_store(s), console)
+    console.print()
+    _show(found, settings, console)
     return 0 if found.ok else 1
 
 
@@ -126,9 +128,9 @@ def _store_broken(found: Diagnosis, stores: Stores) -> bool:
     return stores.settings.database is None and any(f.where == path for f in found.findings)
 
 
-def _table(columns: Phrase, language: Language) -> Table:
+def _table(columns: Phrase, language: Language, shown: int | None = None) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for i, heading in enumerate(columns(language).split("|")):
+    for i, heading in enumerate(columns(language).split("|")[:shown]):
         table.add_column(heading, justify="left" if i == 0 else "right")
     return table
 
@@ -136,11 +138,12 @@ def _table(columns: Phrase, language: Language) -> Table:
 def _show_size(size: Footprint, console: Console) -> None:
     lang = labels_language(console)
     line = SIZE(lang, where=size.where, n=size.checkpoints, size=decimal(size.total_bytes))
-    console.print(f"\n{escape(line)}", highlight=False)
+    console.print(escape(line), highlight=False)
     if size.tables:
-        table = _table(SIZE_COLUMNS, lang)
+        sized = all(t.bytes is not None for t in size.tables)  # SQLite: the file's size only
+        table = _table(SIZE_COLUMNS, lang, None if sized else 2)
         for t in size.tables:
-            table.add_row(t.name, f"{t.rows:,}", decimal(t.bytes) if t.bytes is not None else "")
+            table.add_row(t.name, f"{t.rows:,}", *([decimal(t.bytes or 0)] if sized else []))
         console.print(table)
     if size.leases is None:
         return
@@ -174,6 +177,7 @@ def _show_pruned(pruned: Pruned, console: Console) -> None:
     if pruned.not_reclaimed is not None:
         line = NOT_RECLAIMED(lang, why=pruned.not_reclaimed)
         console.print(f"[yellow]{escape(line)}[/]", highlight=False)
+    console.print()
     _show_size(pruned.after, console)
 
 
