@@ -341,20 +341,13 @@ def doctor(
         ),
     ] = False,
     prune: Annotated[
-        bool,
-        typer.Option(
-            "--prune",
-            help="Delete old checkpoints: each room keeps only its latest one (all it resumes "
-            "from), then give the space back (VACUUM). On a database, rooms another replica "
-            "runs are skipped.",
-        ),
+        bool, typer.Option("--prune", help="Keep each room's latest checkpoint only, VACUUM.")
     ] = False,
     data_dir: DataDir = None,
     database: DatabaseOption = None,
     project: Project = None,
 ) -> None:
-    """Check a data folder: stores, session logs, rooms' checkpoints, MEMORY.md files; show
-    the checkpoint store's size (and the rooms' leases, on a database)."""
+    """Check a data folder: stores, logs, rooms' checkpoints (size, leases), MEMORY.md files."""
     from framework.surfaces.cli.doctor import doctor as check_data_folder
 
     settings = _settings(data_dir, project, database=database)
