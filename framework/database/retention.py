@@ -118,11 +118,12 @@ async def prune_checkpoints(
     return await _prune_postgres(postgres, thread_ids, leases)
 
 
-async def prune_after_run(saver: BaseCheckpointSaver[Any], thread_id: str) -> None:
+async def prune_after_run(saver: object, thread_id: str) -> None:
     """Automatic retention on PostgreSQL: prune ``thread_id`` (one room) right after its run,
-    while this replica still holds its lease. Does nothing on other savers (SQLite prunes only
-    when asked). Never raises: a failed prune only leaves history for the next one to delete,
-    so it is logged as a warning."""
+    while this replica still holds its lease (``saver``: the room's checkpointer, whatever
+    its static type; the runtime's ``LeasedRunLock`` calls it on exit, before the release).
+    Does nothing on other savers (SQLite prunes only when asked). Never raises: a failed
+    prune only leaves history for the next one to delete, so it is logged as a warning."""
     postgres = _postgres_saver(saver)
     if postgres is None:
         return
@@ -154,7 +155,7 @@ async def reclaim_space(saver: BaseCheckpointSaver[Any]) -> str | None:
         return str(exc)
 
 
-def _postgres_saver(saver: BaseCheckpointSaver[Any]) -> AsyncPostgresSaver | None:
+def _postgres_saver(saver: object) -> AsyncPostgresSaver | None:
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     except ImportError:  # no `postgres` extra: no saver of that kind can exist

@@ -110,7 +110,8 @@ async def doctor(settings: Settings, fix: bool, console: Console, prune: bool = 
         found = await diagnose(settings)
         console.print()
     # The store's size (and the prune) before the verdict: the verdict is the last word.
-    async with await Stores.open(settings=settings, writes=prune, command="doctor --prune") as s:
+    writes = prune and settings.database is None  # on a database the folder is not written
+    async with await Stores.open(settings=settings, writes=writes, command="doctor --prune") as s:
         if not prune:
             _show_size(await measure(s), console)
         elif _store_broken(found, s):
