@@ -18,7 +18,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from framework.data_folder import CHECKPOINTS, HOLDS, SOPS, DataFolder
 from framework.errors import StorageError
-from framework.runtime.graph import build_graph
+from framework.runtime.graph import RoomGraph, build_graph
 from framework.runtime.recovery import integrity_problem
 from framework.sessions.entry import last_entry, scenario_of
 from framework.sessions.events import Event
@@ -79,18 +79,27 @@ async def diagnose(settings: Settings) -> Diagnosis:
         except StorageError as exc:
             out.findings.append(Finding(str(folder.manifest), str(exc), "delete it", None))
             recorded = {}
-        healthy = _check_stores(folder, recorded, out)
+        on_database = settings.database is not None
+        healthy = _check_stores(folder, recorded, out, on_database=on_database)
         out.checked["logs"] = _check_logs(stores.sessions, out)
-        usable = CHECKPOINTS in healthy or not folder.checkpoints.exists()
-        broken = any(f.where == str(folder.checkpoints) for f in out.findings)
-        out.checked["rooms"] = await _check_rooms(stores, out) if usable and not broken else 0
+        if on_database:
+            out.checked["rooms"] = await _check_rooms_on_database(stores, out)
+        else:
+            usable = CHECKPOINTS in healthy or not folder.checkpoints.exists()
+            broken = any(f.where == str(folder.checkpoints) for f in out.findings)
+            out.checked["rooms"] = await _check_rooms(stores, out) if usable and not broken else 0
         out.checked["memory files"] = _check_memory(settings, folder, out)
     return out
 
 
-def _check_stores(folder: DataFolder, recorded: dict[str, str], out: Diagnosis) -> set[str]:
+def _check_stores(
+    folder: DataFolder, recorded: dict[str, str], out: Diagnosis, *, on_database: bool
+) -> set[str]:
     healthy: set[str] = set()
-    for name in (CHECKPOINTS, SOPS):
+    # With a database the rooms' checkpoints live there: a checkpoints.sqlite left behind
+    # (or moved away after `staffroom migrate`) is nobody's store any more.
+    names = (SOPS,) if on_database else (CHECKPOINTS, SOPS)
+    for name in names:
         path = folder.store(name)
         if not path.exists() or (path.is_file() and path.stat().st_size == 0):
             if name in recorded:
@@ -119,7 +128,7 @@ def _check_stores(folder: DataFolder, recorded: dict[str, str], out: Diagnosis) 
                 "move_aside",
             )
         )
-    out.checked["stores"] = 2
+    out.checked["stores"] = len(names)
     return healthy
 
 
@@ -167,40 +176,64 @@ def _check_logs(store: SessionStore, out: Diagnosis) -> int:
 
 
 async def _check_rooms(stores: Stores, out: Diagnosis) -> int:
-    store, path = stores.sessions, stores.folder.checkpoints
+    path = stores.folder.checkpoints
     # Raw and read-only, not Stores.checkpoints(): that creates the file and its tables.
     # No checkpoints file (never made, or just started anew by --repair): every room has none.
     conn = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True) if path.exists() else None
     try:
         graph = build_graph(AsyncSqliteSaver(conn)) if conn is not None else None
-        keys = store.list_sessions()
-        for key in keys:
-            config: Any = {"configurable": {"thread_id": str(key)}}
-            values: dict[str, Any] = {}
-            try:
-                if graph is not None:
-                    values = dict((await graph.aget_state(config)).values or {})
-            except aiosqlite.OperationalError:  # no checkpoint tables yet: nothing ran
-                pass
-            log = store.log(key)
-            problem = integrity_problem(values, log)
-            if problem is None:
-                continue
-            out.findings.append(
-                Finding(
-                    str(key),
-                    problem,
-                    "restore the lost file from a backup, or --repair rebuilds the room's "
-                    "checkpoint from its log (no model is called)",
-                    "rebuild",
-                    session=str(key),
-                    scenario=values.get("scenario") or _scenario_in_log(log.tail(4096)),
-                )
-            )
-        return len(keys)
+        return await _compare_rooms(stores, graph, (aiosqlite.OperationalError,), out)
     finally:
         if conn is not None:
             await conn.close()
+
+
+async def _check_rooms_on_database(stores: Stores, out: Diagnosis) -> int:
+    # LangGraph's own saver on the pool, not the fenced one: reads need no lease, and its
+    # setup (tables, migrations) is not run: a database nothing ran on has no checkpoints.
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.errors import UndefinedTable
+
+    db = await stores.database()
+    assert db is not None  # the caller checked settings.database
+    graph = build_graph(AsyncPostgresSaver(db.pool))
+    return await _compare_rooms(stores, graph, (UndefinedTable,), out)
+
+
+async def _compare_rooms(
+    stores: Stores,
+    graph: RoomGraph | None,
+    no_tables: tuple[type[Exception], ...],
+    out: Diagnosis,
+) -> int:
+    """Compare each room's checkpoint with its log (``no_tables``: what reading a store
+    nothing ran on raises: every room has no checkpoint then)."""
+    store = stores.sessions
+    keys = store.list_sessions()
+    for key in keys:
+        config: Any = {"configurable": {"thread_id": str(key)}}
+        values: dict[str, Any] = {}
+        try:
+            if graph is not None:
+                values = dict((await graph.aget_state(config)).values or {})
+        except no_tables:
+            pass
+        log = store.log(key)
+        problem = integrity_problem(values, log)
+        if problem is None:
+            continue
+        out.findings.append(
+            Finding(
+                str(key),
+                problem,
+                "restore the lost file from a backup, or --repair rebuilds the room's "
+                "checkpoint from its log (no model is called)",
+                "rebuild",
+                session=str(key),
+                scenario=values.get("scenario") or _scenario_in_log(log.tail(4096)),
+            )
+        )
+    return len(keys)
 
 
 def _scenario_in_log(events: list[Event]) -> str | None:

@@ -41,12 +41,10 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
-    # typer coerces a parameter that has no value with pydantic; "--help" not given to
-    # `staffroom` itself (as in `staffroom doctor --help`) would load it for nothing.
+    # else typer coerces a `--help` given to a command (not to `staffroom`) with pydantic
     context_settings={"default_map": {"help": False}},
 )
-# soft_wrap: piped output keeps one line per event (greppable); terminals wrap as usual.
-# Its labels are English until a command's settings say otherwise (see _labelled).
+# soft_wrap: piped output keeps one line per event (greppable); labels English until _labelled.
 console = LabelConsole(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
 
@@ -336,15 +334,18 @@ def doctor(
             "logs. Never rewrites a log or a MEMORY.md.",
         ),
     ] = False,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Keep each room's latest checkpoint only, VACUUM.")
+    ] = False,
     data_dir: DataDir = None,
     database: DatabaseOption = None,
     project: Project = None,
 ) -> None:
-    """Check a data folder: stores, session logs, rooms' checkpoints, MEMORY.md files."""
+    """Check a data folder: stores, logs, rooms' checkpoints (size, leases), MEMORY.md files."""
     from framework.surfaces.cli.doctor import doctor as check_data_folder
 
     settings = _settings(data_dir, project, database=database)
-    _exit_after(check_data_folder(settings, fix, _console(data_dir, project)))
+    _exit_after(check_data_folder(settings, fix, _console(data_dir, project), prune))
 
 
 # `staffroom serve` needs the `server` extra; the core CLI works without it. Looked up, not

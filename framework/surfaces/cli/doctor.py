@@ -1,13 +1,18 @@
-"""``staffroom doctor``: what is wrong with a data folder, and ``--repair`` for what can be."""
+"""``staffroom doctor``: what is wrong with a data folder, and ``--repair`` for what can be;
+the checkpoint store's size and the rooms' leases, and ``--prune`` to shrink the store."""
 
 from __future__ import annotations
 
 from rich.console import Console
+from rich.filesize import decimal
 from rich.markup import escape
+from rich.table import Table
 
 from framework.doctor import Diagnosis, diagnose, repair
+from framework.doctor.upkeep import Footprint, Pruned, measure, prune_store
 from framework.phrases import Language, Phrase
 from framework.settings import Settings
+from framework.stores import Stores
 from framework.surfaces.cli.console import labels_language
 from framework.surfaces.cli.event_labels import COUNT_SEPARATOR
 
@@ -42,21 +47,139 @@ WHAT = {
     "memory files": Phrase(en="{n} memory files", zh="{n} 个记忆文件"),
 }
 """What the checks count (keys of :attr:`Diagnosis.checked`), labelled."""
+SIZE = Phrase(
+    en="checkpoints in {where}: {n} checkpoint(s), {size}",
+    zh="{where} 中的检查点：{n} 个，{size}",
+)
+SIZE_COLUMNS = Phrase(
+    en="table|rows|size",
+    zh="表|行数|大小",
+)
+"""Column headings of the store's tables, ``|``-separated."""
+LEASE_COLUMNS = Phrase(
+    en="room|replica|epoch|expires in",
+    zh="房间|副本|纪元|剩余",
+)
+"""Column headings of the live leases, ``|``-separated."""
+LEASES = Phrase(
+    en="rooms held by a replica now: {n}",
+    zh="当前由副本持有的房间：{n}",
+)
+SECONDS = Phrase(
+    en="{n} s",
+    zh="{n} 秒",
+)
+PRUNING = Phrase(
+    en="pruning checkpoints (each room keeps its latest one)",
+    zh="正在清理检查点（每个房间保留最新的一个）",
+)
+PRUNED_ROOM = Phrase(
+    en="{room}: {n} checkpoint(s) removed",
+    zh="{room}：删除了 {n} 个检查点",
+)
+SKIPPED_ROOM = Phrase(
+    en="{room}: skipped: {why}",
+    zh="{room}：已跳过：{why}",
+)
+PRUNED = Phrase(
+    en="removed {checkpoints} checkpoint(s) and {writes} pending write(s); "
+    "size {before} -> {after}",
+    zh="删除了 {checkpoints} 个检查点和 {writes} 条待写记录；大小 {before} -> {after}",
+)
+NOT_RECLAIMED = Phrase(
+    en="the freed space was not given back ({why}); it is reused by new checkpoints, or run "
+    "doctor --prune again when no room is running",
+    zh="释放的空间未归还（{why}）；新的检查点会复用它，或在没有房间运行时再次运行 doctor --prune",
+)
+NOT_PRUNED = Phrase(
+    en="not pruned: the checkpoint store has a problem (below); fix it first",
+    zh="未清理：检查点存储有问题（见下）；请先修复",
+)
 
 
-async def doctor(settings: Settings, fix: bool, console: Console) -> int:
-    """Print every finding with its fix; exit 0 when the folder is sound, 1 when not."""
+async def doctor(settings: Settings, fix: bool, console: Console, prune: bool = False) -> int:
+    """Print every finding with its fix, then the checkpoint store's size (and the rooms'
+    leases, on a database); ``fix``: repair, ``prune``: keep each room's latest checkpoint
+    only. Exit 0 when the folder is sound, 1 when not."""
     found = await diagnose(settings)
-    _show(found, settings, console)
-    if not fix or found.ok:
-        return 0 if found.ok else 1
-    console.print(f"\n[bold]{REPAIRING(labels_language(console))}[/]")
-    for line in await repair(settings, found):
-        console.print(f"  {escape(line)}", highlight=False)
-    after = await diagnose(settings)
+    if fix and not found.ok:
+        _show(found, settings, console)
+        console.print(f"\n[bold]{REPAIRING(labels_language(console))}[/]")
+        for line in await repair(settings, found):
+            console.print(f"  {escape(line)}", highlight=False)
+        found = await diagnose(settings)
+        console.print()
+    # The store's size (and the prune) before the verdict: the verdict is the last word.
+    writes = prune and settings.database is None  # on a database the folder is not written
+    async with await Stores.open(settings=settings, writes=writes, command="doctor --prune") as s:
+        if not prune:
+            _show_size(await measure(s), console)
+        elif _store_broken(found, s):
+            _show_size(await measure(s), console)
+            console.print(f"[yellow]{NOT_PRUNED(labels_language(console))}[/]")
+        else:
+            _show_pruned(await prune_store(s), console)
     console.print()
-    _show(after, settings, console)
-    return 0 if after.ok else 1
+    _show(found, settings, console)
+    return 0 if found.ok else 1
+
+
+def _store_broken(found: Diagnosis, stores: Stores) -> bool:
+    path = str(stores.folder.checkpoints)
+    return stores.settings.database is None and any(f.where == path for f in found.findings)
+
+
+def _table(columns: Phrase, language: Language, shown: int | None = None) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for i, heading in enumerate(columns(language).split("|")[:shown]):
+        table.add_column(heading, justify="left" if i == 0 else "right")
+    return table
+
+
+def _show_size(size: Footprint, console: Console) -> None:
+    lang = labels_language(console)
+    line = SIZE(lang, where=size.where, n=size.checkpoints, size=decimal(size.total_bytes))
+    console.print(escape(line), highlight=False)
+    if size.tables:
+        sized = all(t.bytes is not None for t in size.tables)  # SQLite: the file's size only
+        table = _table(SIZE_COLUMNS, lang, None if sized else 2)
+        for t in size.tables:
+            table.add_row(t.name, f"{t.rows:,}", *([decimal(t.bytes or 0)] if sized else []))
+        console.print(table)
+    if size.leases is None:
+        return
+    console.print(escape(LEASES(lang, n=len(size.leases))), highlight=False)
+    if size.leases:
+        table = _table(LEASE_COLUMNS, lang)
+        for lease in size.leases:
+            left = SECONDS(lang, n=f"{lease.expires_in:.0f}")
+            table.add_row(escape(lease.session), escape(lease.owner), str(lease.epoch), left)
+        console.print(table)
+
+
+def _show_pruned(pruned: Pruned, console: Console) -> None:
+    lang = labels_language(console)
+    _show_size(pruned.before, console)
+    console.print(f"\n[bold]{PRUNING(lang)}[/]")
+    report = pruned.report
+    for room, n in report.removed.items():
+        console.print(f"  {escape(PRUNED_ROOM(lang, room=room, n=n))}", highlight=False)
+    for room, why in report.skipped.items():
+        line = SKIPPED_ROOM(lang, room=room, why=why)
+        console.print(f"  [yellow]{escape(line)}[/]", highlight=False)
+    total = PRUNED(
+        lang,
+        checkpoints=report.checkpoints_removed,
+        writes=report.writes_removed,
+        before=decimal(pruned.before.total_bytes),
+        after=decimal(pruned.after.total_bytes),
+    )
+    console.print(escape(total), highlight=False)
+    if pruned.not_reclaimed is not None:
+        line = NOT_RECLAIMED(lang, why=pruned.not_reclaimed)
+        console.print(f"[yellow]{escape(line)}[/]", highlight=False)
+    console.print()
+    _show_size(pruned.after, console)
 
 
 def _counted(what: str, n: int, language: Language) -> str:
