@@ -96,9 +96,9 @@ def _check_stores(
     folder: DataFolder, recorded: dict[str, str], out: Diagnosis, *, on_database: bool
 ) -> set[str]:
     healthy: set[str] = set()
-    # With a database the rooms' checkpoints live there: a checkpoints.sqlite left behind
-    # (or moved away after `staffroom migrate`) is nobody's store any more.
-    names = (SOPS,) if on_database else (CHECKPOINTS, SOPS)
+    # With a database the rooms' checkpoints and the SOPs live there: a checkpoints.sqlite or
+    # sops.sqlite left behind (or archived after `staffroom migrate`) is nobody's store.
+    names = () if on_database else (CHECKPOINTS, SOPS)
     for name in names:
         path = folder.store(name)
         if not path.exists() or (path.is_file() and path.stat().st_size == 0):

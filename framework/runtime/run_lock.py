@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from filelock import AsyncFileLock
 from filelock import Timeout as LockTimeout
 
+from framework.database.retention import prune_after_run
 from framework.errors import RoomBusyError
 from framework.sessions.jsonl_log import JsonlLog
 
@@ -122,9 +123,14 @@ class LeasedRunLock:
         # The log keeps the released lease as its fence: what the room's background work
         # appends after the run carries this epoch (dropped by readers once another replica
         # has taken the room), never none (which a fenced log refuses).
-        hold, self._hold, self._held = self._hold, None, None
+        hold, held = self._hold, self._held
+        self._hold, self._held = None, None
         try:
             if hold is not None:
+                if held is not None and not held.lost.is_set():
+                    # Retention, while the lease is still ours: the room keeps its latest
+                    # checkpoint only (all that resume needs; rebuild and replay read the log).
+                    await prune_after_run(self._saver, self.key)
                 await hold.__aexit__(None, None, None)
         finally:
             self.local.release()
