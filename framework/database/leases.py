@@ -29,7 +29,7 @@ from framework.errors import LeaseLostError, RoomBusyError
 
 __all__ = ["LEASE_MIGRATIONS", "Fence", "HeldLease", "Lease", "Leases"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("staffroom.leases")
 
 LEASE_MIGRATIONS: list[Migration] = [
     Migration(
@@ -212,14 +212,19 @@ class Leases:
             await asyncio.sleep(every)
             sent = time.monotonic()
             left = valid_until - sent
-            try:
-                renewed = await asyncio.wait_for(self.renew(held.lease), timeout=max(left, 0.001))
-            except Exception as exc:  # TimeoutError included: a hung call is a failed one
-                if time.monotonic() < valid_until:
-                    log.warning("renewing the lease on room %s failed, retrying: %s", held, exc)
-                    continue
-                log.warning("lost the lease on room %s: database unreachable: %s", held, exc)
+            if left <= 0:  # this process was paused (or starved) past the lease's end
+                log.warning("lost the lease on room %s: not renewed in time", held)
                 renewed = None
+            else:
+                try:
+                    renewed = await asyncio.wait_for(self.renew(held.lease), timeout=left)
+                except Exception as exc:  # TimeoutError included: a hung call is a failed one
+                    if time.monotonic() < valid_until:
+                        log.warning("renewing the lease on room %s failed, retrying: %s", held, exc)
+                        continue
+                    said = str(exc) or type(exc).__name__
+                    log.warning("lost the lease on room %s: database unreachable: %s", held, said)
+                    renewed = None
             if renewed is None:
                 if fence is not None:
                     fence.unfence(held.lease.session)

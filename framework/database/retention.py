@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the `postgres` extra: imported only when a database is conf
 
 __all__ = ["PruneReport", "prune_after_run", "prune_checkpoints", "reclaim_space"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("staffroom.retention")
 
 _TASKS = "__pregel_tasks"  # LangGraph's channel of pending sends (langgraph.constants.TASKS)
 

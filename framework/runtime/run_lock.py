@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from filelock import AsyncFileLock
 from filelock import Timeout as LockTimeout
 
+from framework.database.leases import HeldLease
 from framework.database.retention import prune_after_run
-from framework.errors import RoomBusyError
+from framework.errors import LeaseLostError, RoomBusyError
 from framework.sessions.jsonl_log import JsonlLog
 
 if TYPE_CHECKING:
-    from framework.database.leases import HeldLease, Lease, Leases
+    from framework.database.leases import Lease, Leases
 
 __all__ = ["FencedSaver", "LeasedRunLock", "RunGuard", "RunLock"]
 
@@ -127,10 +128,18 @@ class LeasedRunLock:
         self._hold, self._held = None, None
         try:
             if hold is not None:
-                if held is not None and not held.lost.is_set():
+                if held is not None and _still_held(held):
                     # Retention, while the lease is still ours: the room keeps its latest
                     # checkpoint only (all that resume needs; rebuild and replay read the log).
                     await prune_after_run(self._saver, self.key)
                 await hold.__aexit__(None, None, None)
         finally:
             self.local.release()
+
+
+def _still_held(held: HeldLease) -> bool:
+    try:
+        held.check()
+    except LeaseLostError:
+        return False
+    return True

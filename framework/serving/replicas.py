@@ -32,16 +32,21 @@ class Presence:
     def __init__(
         self, leases: Leases, owner: str, every: float, sweep: Callable[[], Awaitable[None]]
     ) -> None:
-        self._hold: AbstractAsyncContextManager[HeldLease] = leases.hold(
-            f"{REPLICA_PREFIX}{owner}", wait=0
-        )
+        self._leases = leases
+        self._name = f"{REPLICA_PREFIX}{owner}"
+        self._hold: AbstractAsyncContextManager[HeldLease] | None = None
+        self._held: HeldLease | None = None
         self._every = every
         self._sweep = sweep
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Take the replica's lease; sweeping starts with :meth:`sweep_every`."""
-        await self._hold.__aenter__()
+        await self._take()
+
+    async def _take(self) -> None:
+        self._hold = self._leases.hold(self._name, wait=self._every)
+        self._held = await self._hold.__aenter__()
 
     def sweep_every(self) -> None:
         """Sweep in the background from now on."""
@@ -57,12 +62,21 @@ class Presence:
 
     async def leave(self) -> None:
         """Give the replica's lease back (after its queue ran: nothing is left to adopt)."""
-        await self._hold.__aexit__(None, None, None)
+        if self._hold is not None:
+            await self._hold.__aexit__(None, None, None)
+            self._hold = self._held = None
 
     async def _loop(self) -> None:
         while True:
             await asyncio.sleep(self._every)
             try:
+                if self._held is not None and self._held.lost.is_set():
+                    # Paused or cut off past the lease: the others may have adopted what this
+                    # replica had queued (its runs find those answered, in the log). Present
+                    # again from now on, under a new lease.
+                    log.warning("this replica's presence lapsed; taking it again")
+                    await self.leave()
+                    await self._take()
                 await self._sweep()
             except Exception:  # a database hiccup: the next sweep tries again
                 log.exception("sweeping for orphaned messages failed")
