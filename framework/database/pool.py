@@ -25,9 +25,20 @@ if TYPE_CHECKING:  # the `postgres` extra, imported when a database is opened
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
-__all__ = ["Database", "replica_id"]
+__all__ = ["Database", "is_outage", "replica_id"]
 
 INSTALL_HINT = "install the PostgreSQL extra: pip install 'staffroom[postgres]'"
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database could not be reached (a restart, a dropped
+    connection, a pool with none to lend): what is worth running again once it is back."""
+    try:
+        from psycopg import OperationalError
+        from psycopg_pool import PoolTimeout
+    except ImportError:  # no `postgres` extra: no database, so no outage either
+        return False
+    return isinstance(exc, OperationalError | PoolTimeout)
 
 
 def replica_id() -> str:

@@ -367,27 +367,27 @@ class Gateway:
             await asyncio.sleep(0.2)  # another process runs it: its result lands in the ledger
 
     async def _resume(self) -> None:
-        seen: set[tuple[str, str]] = set()
-        for entry in await self.ledger.take_orphans():
-            lane = self._lanes.get(entry.session)
-            if lane is not None and any(i.message_id == entry.message_id for i in lane.waiting()):
-                continue  # ours already (requeued after a lost lease, still in our lane)
-            if (entry.session, entry.message_id) in seen:
-                continue
-            seen.add((entry.session, entry.message_id))
-            try:
-                room = await self.session(entry.session)
-            except InputError as exc:  # its scenario left the project: the others still run
-                log.warning("queued %s of %s not run: %s", entry.message_id, entry.session, exc)
-                continue
-            parts = await self.ledger.merged_into(entry.session, entry.message_id)
-            merged = list(dict.fromkeys(p.message_id for p in parts))
-            # Whether the id was the gateway's own is not kept: as a client id, it is still
-            # found stored under the id itself (a log's older form), or stored in the clients'
-            # namespace, never twice.
-            said = Item(entry.message_id, entry.author, [entry.text], reply_to=entry.reply_to)
-            said.merged = merged
-            self._lane(room).push(said)
+        entries = {(e.session, e.message_id): e for e in await self.ledger.take_orphans()}
+        for (session, _), entry in entries.items():  # oldest first, one per message
+            async with self._arrivals.setdefault(session, asyncio.Lock()):
+                await self._adopt(entry)
+
+    async def _adopt(self, entry: Entry) -> None:
+        """Queue ``entry`` unless a lane here holds it already (running, or waiting)."""
+        held = self._lanes[entry.session].waiting() if entry.session in self._lanes else []
+        if any(entry.message_id in (i.message_id, *i.merged) for i in held):
+            return
+        try:
+            room = await self.session(entry.session)
+        except InputError as exc:  # its scenario left the project: the others still run
+            log.warning("queued %s of %s not run: %s", entry.message_id, entry.session, exc)
+            return
+        parts = await self.ledger.merged_into(entry.session, entry.message_id)
+        # Whether the id was the gateway's own is not kept: as a client id, it is still found
+        # stored under the id itself (a log's older form), or in the clients' namespace.
+        said = Item(entry.message_id, entry.author, [entry.text], reply_to=entry.reply_to)
+        said.merged = list(dict.fromkeys(p.message_id for p in parts))
+        self._lane(room).push(said)
 
     # -- plumbing ----------------------------------------------------------------------------
 

@@ -119,9 +119,10 @@ class Lane:
                 outcome: PostResult | BaseException = await self._run(item)
             except Exception as exc:  # settled on the item: its poster sees it, not the lane
                 outcome = exc
+            try:  # still current while settling: a sweep must not take it for a dropped one
+                await self._settle(self.room.key, item, outcome)
             finally:
                 self.current = None
-            await self._settle(self.room.key, item, outcome)
 
     async def _run(self, item: Item) -> PostResult:
         room, events = self.room, []

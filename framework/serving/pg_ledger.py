@@ -197,13 +197,19 @@ class PgIngestLedger:
 
     async def take_orphans(self) -> list[Entry]:
         """The unanswered messages of replicas that are gone (their ``replica:`` lease has
-        expired) or of none, now this replica's, oldest first. One atomic UPDATE: of two
-        replicas sweeping at once, each message goes to one of them."""
+        expired) or of none, now this replica's, with this replica's own, oldest first. One
+        atomic UPDATE: of two replicas sweeping at once, each message goes to one of them."""
         async with self.db.connection() as conn:
             rows = await (
                 await conn.execute(_TAKE_ORPHANS.format(columns=_COLUMNS), {"me": self.db.owner})
             ).fetchall()
-        return sorted((self._entry(row) for row in rows), key=lambda e: e.seq)
+        # This replica's own unanswered messages too: the gateway skips those its lanes hold
+        # and runs again one a database outage cut off (its settling could not be written).
+        mine = await self._select(
+            "WHERE owner = %s AND state IN ('queued', 'running')", (self.db.owner,)
+        )
+        taken = {(e.session, e.key): e for e in [*map(self._entry, rows), *mine]}
+        return sorted(taken.values(), key=lambda e: e.seq)
 
     async def requeue(self, session: str, message_id: str) -> None:
         """Give a message back to the queue for any replica (its run lost the room's lease

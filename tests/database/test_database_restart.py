@@ -1,0 +1,68 @@
+"""PostgreSQL restarted in the middle of a run: the room pauses and goes on, nothing lost or
+doubled (the pool replaces the dropped connections; what could not be recorded runs again)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+from paths import ROOT
+from pg_cluster import ThrowawayCluster
+from psycopg import OperationalError
+from psycopg_pool import PoolTimeout
+
+from framework import EventKind, Settings, Staffroom
+from framework.serving import Gateway
+
+SCENARIO = """\
+id: desk
+title: Help desk
+participants: [pm, engineer]
+humans: [alice, bob]
+announcement:
+  text: Free chat with two employees.
+settings:
+  model: {provider: simulated, options: {delay: 1.5}}
+"""
+
+
+async def test_a_run_cut_by_a_database_restart_is_answered_once(
+    tmp_path: Path, pg_cluster: ThrowawayCluster
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "agents", project / "agents")
+    (project / "scenarios").mkdir()
+    (project / "scenarios" / "desk.yaml").write_text(SCENARIO, encoding="utf-8")
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        project_dir=project,
+        allow_network=False,
+        database=pg_cluster.new_database(),
+        lease_seconds=2,
+    )
+    async with await Staffroom.open(settings=settings) as staff:
+        gateway = await Gateway.open(staff)
+        room = await gateway.open_room("r1", "desk")
+        queued = await gateway.post(
+            room.key, "@pm hello", author="alice", message_id="m1", wait=False
+        )
+        assert queued.status == "queued"
+        while not any(e.author == "alice" for e in room.history()):
+            await asyncio.sleep(0.05)  # stored: pm's model call (1.5 s) is under way
+        await asyncio.to_thread(pg_cluster.cluster.restart)
+        # The same message again: its first result, once the room has answered it.
+        for _ in range(200):
+            try:
+                again = await gateway.post(
+                    room.key, "@pm hello", author="alice", message_id="m1", timeout=1
+                )
+            except (OperationalError, PoolTimeout):  # still down: a client would retry
+                await asyncio.sleep(0.2)
+                continue
+            if again.status == "done":
+                break
+        await gateway.close()
+    assert again.status == "done" and again.duplicate
+    said = [e.author for e in room.history() if e.kind == EventKind.MESSAGE]
+    assert said == ["alice", "pm"], said
