@@ -37,7 +37,8 @@ def test_two_workers_share_the_port_and_a_dead_one_is_replaced(tmp_path: Path, p
             "the dead worker replaced",
         )
         with server.client() as client:
-            assert client.get("/api/sessions/room:w1/status").status_code == 200
+            status = client.get("/api/sessions/room:w1/status")
+            assert status.status_code == 200 and "lease" in status.json(), status.text
         code = server.stop(signal.SIGTERM)
     assert code == 0, server.log()
 

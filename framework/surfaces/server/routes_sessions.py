@@ -255,12 +255,22 @@ async def status(
     request: Request, key: Key, principal: Annotated[Principal, require("read")]
 ) -> dict[str, Any]:
     """Waiting for whom, which step of which SOP version, the double-texting policy, whether
-    a run is under way and how many messages wait for their turn."""
+    a run is under way and how many messages wait for their turn; with a database, which
+    replica holds the room's lease (``lease``: null while nobody runs it)."""
     key = parse_key(key)
     principal.check_session(key)
     state = get_state(request)
     await require_session(state, key)
-    return dict(state.scrub.value((await state.gateway.status(key)).to_dict()))
+    shown = (await state.gateway.status(key)).to_dict()
+    leases = await state.gateway.staff.stores.leases()
+    if leases is not None:
+        held = await leases.holder(key)
+        shown["lease"] = held and {
+            "replica": held.owner,
+            "epoch": held.epoch,
+            "expires_at": held.expires_at.isoformat(),
+        }
+    return dict(state.scrub.value(shown))
 
 
 @router.post(
