@@ -143,6 +143,7 @@ class Run:
     db_url: str
     accepted: dict[str, str] = field(default_factory=dict)  # message_id -> room
     unsent: int = 0
+    refusals: Counter[str] = field(default_factory=Counter)  # why a delivery was not accepted
     redelivered: int = 0
     redelivered_duplicate: int = 0
     failovers: list[float] = field(default_factory=list)
@@ -157,11 +158,13 @@ class Run:
 
 
 async def post(run: Run, client: httpx.AsyncClient, room: str, mid: str, first: Replica) -> None:
-    """Deliver ``mid`` until some replica accepts it (a dead one's post goes to another)."""
+    """Deliver ``mid`` until some replica accepts it (a dead one's post goes to another; a
+    minute at most)."""
     text = f"@{random.choice(EMPLOYEES)} question {mid}"
     body: dict[str, Any] = {"text": text, "author": "alice", "message_id": mid, "wait": False}
     target = first
-    for _ in range(20):
+    deadline = time.monotonic() + 60  # a platform retries for a while, then gives up
+    while time.monotonic() < deadline:
         try:
             answer = await client.post(
                 f"{target.url}/api/sessions/room:{room}/messages", json=body, timeout=30
@@ -169,8 +172,9 @@ async def post(run: Run, client: httpx.AsyncClient, room: str, mid: str, first: 
             if answer.status_code in (200, 202):
                 run.accepted[mid] = room
                 return
-        except httpx.TransportError:
-            pass
+            run.refusals[f"{answer.status_code} {answer.text[:80]}"] += 1
+        except httpx.TransportError as exc:
+            run.refusals[type(exc).__name__] += 1
         await asyncio.sleep(0.2)
         target = random.choice(run.live(target))
     run.unsent += 1
@@ -412,12 +416,11 @@ async def exercise(run: Run, args: argparse.Namespace, work: Path) -> int:
     await asyncio.gather(*measures)
     checked = check_rooms(work / "data", rooms, run.accepted)
     histories = checked["histories"]
-    for room in run.sse_ids:  # let each SSE client catch up with the end of its room
-        end = time.monotonic() + 30
-        while histories[room] and histories[room][-1] not in run.sse_ids[room]:
-            if time.monotonic() > end:
-                break
-            await asyncio.sleep(0.2)
+    end = time.monotonic() + 30  # let the SSE clients catch up with the end of their rooms
+    while time.monotonic() < end and any(
+        histories[room] and histories[room][-1] not in seen for room, seen in run.sse_ids.items()
+    ):
+        await asyncio.sleep(0.2)
     run.stopping = True
     for task in listeners:
         task.cancel()
@@ -450,6 +453,8 @@ async def exercise(run: Run, args: argparse.Namespace, work: Path) -> int:
         f"sse: {len(run.sse_ids)} rooms, {sum(map(len, run.sse_ids.values()))} ids received, "
         f"{run.sse_reconnects} reconnects"
     )
+    for why, n in run.refusals.most_common(5):
+        print(f"  delivery refused x{n}: {why}")
     for example in checked["examples"][:20]:
         print(f"  {example}")
     names = [

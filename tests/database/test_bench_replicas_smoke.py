@@ -19,7 +19,7 @@ def test_the_replicas_benchmark_kills_a_replica_and_finds_nothing_lost(pg_url: s
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
 
-    assert sum("kill -9" in line for line in lines) == 1, done.stdout
+    assert sum(" s kill -9 " in line for line in lines) == 1, done.stdout
     (accepted,) = [line for line in lines if line.startswith("posts accepted")]
     assert int(accepted.split()[2].rstrip(",")) > 0
     (sse,) = [line for line in lines if line.startswith("sse:")]
