@@ -157,10 +157,15 @@ class Run:
         return [r for r in self.replicas if r.up and r is not other_than] or self.replicas
 
 
+def message_text(mid: str) -> str:
+    """The text of message ``mid`` (the same on every delivery): one employee mentioned."""
+    return f"@{EMPLOYEES[int(mid[1:]) % len(EMPLOYEES)]} question {mid}"
+
+
 async def post(run: Run, client: httpx.AsyncClient, room: str, mid: str, first: Replica) -> None:
     """Deliver ``mid`` until some replica accepts it (a dead one's post goes to another; a
     minute at most)."""
-    text = f"@{random.choice(EMPLOYEES)} question {mid}"
+    text = message_text(mid)
     body: dict[str, Any] = {"text": text, "author": "alice", "message_id": mid, "wait": False}
     target = first
     deadline = time.monotonic() + 60  # a platform retries for a while, then gives up
@@ -183,7 +188,7 @@ async def post(run: Run, client: httpx.AsyncClient, room: str, mid: str, first: 
 async def redeliver(run: Run, client: httpx.AsyncClient, room: str, mid: str) -> None:
     """The same message again to a random replica, as a platform does after a timeout."""
     await asyncio.sleep(random.uniform(0.0, 2.0))
-    body = {"text": "redelivery", "author": "alice", "message_id": mid, "wait": False}
+    body = {"text": message_text(mid), "author": "alice", "message_id": mid, "wait": False}
     target = random.choice(run.live())
     try:
         answer = await client.post(
@@ -326,22 +331,29 @@ def check_rooms(data: Path, rooms: list[str], accepted: dict[str, str]) -> dict[
                 counts["doubled"] += 1
                 examples.append(f"room {room}: event {eid} x{n}")
         stored: Counter[str] = Counter()
-        person: str | None = None
-        replies = 0
-        messages = [e for e in events if e.kind == EventKind.MESSAGE]
-        for event in [*messages, None]:
-            is_person = event is None or event.author not in EMPLOYEES
-            if is_person and person is not None and replies != 1:
-                counts["unanswered" if replies == 0 else "doubled"] += 1
-                examples.append(f"room {room}: message {person} has {replies} replies")
-            if event is None:
-                break
-            if is_person:
-                person = str(event.meta.get("client_id") or event.id)
-                stored[person] += 1
-                replies = 0
+        waiting: dict[str, list[tuple[str, int]]] = {name: [] for name in EMPLOYEES}
+        said = 0  # persons' messages so far
+        for event in (e for e in events if e.kind == EventKind.MESSAGE):
+            if event.author not in EMPLOYEES:
+                mid = str(event.meta.get("client_id") or event.id)
+                stored[mid] += 1
+                said += 1
+                mentioned = str(event.content).split()[0].lstrip("@")
+                if mentioned in waiting:
+                    waiting[mentioned].append((mid, said))
+            elif waiting[event.author]:  # the reply to the oldest message mentioning them
+                mid, at = waiting[event.author].pop(0)
+                if at < said:
+                    counts["answered-late"] += 1
+                    examples.append(
+                        f"room {room}: {mid} answered by {event.id} after a later message"
+                    )
             else:
-                replies += 1
+                counts["doubled"] += 1
+                examples.append(f"room {room}: reply {event.id} by {event.author} answers nothing")
+        for mid, _ in (item for queue in waiting.values() for item in queue):
+            counts["unanswered"] += 1
+            examples.append(f"room {room}: message {mid} has no reply")
         for mid, n in stored.items():
             if n > 1:
                 counts["doubled"] += 1
