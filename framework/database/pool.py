@@ -58,11 +58,19 @@ class Database:
 
     @classmethod
     async def open(
-        cls, url: str, *, max_size: int = 10, timeout: float = 30.0, owner: str | None = None
+        cls,
+        url: str,
+        *,
+        max_size: int = 10,
+        timeout: float = 30.0,
+        wait: float = 10.0,
+        owner: str | None = None,
     ) -> Database:
         """Open a pool of at most ``max_size`` connections on ``url`` and wait (up to
-        ``timeout`` seconds) for its first one; a :class:`StorageError` naming the server
-        (never its password) when it cannot be reached or the extra is not installed."""
+        ``timeout`` seconds) for its first one; later, a request waits at most ``wait``
+        seconds for a connection (then it fails as an outage: 503 over HTTP). A
+        :class:`StorageError` naming the server (never its password) when it cannot be
+        reached or the extra is not installed."""
         try:
             from psycopg.rows import dict_row
             from psycopg_pool import AsyncConnectionPool
@@ -76,7 +84,7 @@ class Database:
             max_size=max(1, max_size),
             kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": None},
             check=AsyncConnectionPool.check_connection,
-            timeout=timeout,
+            timeout=wait,
             open=False,
             name="staffroom",
         )

@@ -66,3 +66,42 @@ async def test_a_run_cut_by_a_database_restart_is_answered_once(
     assert again.status == "done" and again.duplicate
     said = [e.author for e in room.history() if e.kind == EventKind.MESSAGE]
     assert said == ["alice", "pm"], said
+
+
+async def test_requests_while_the_database_is_down_get_503_with_retry_after(
+    tmp_path: Path, pg_cluster: ThrowawayCluster
+) -> None:
+    import httpx
+
+    from framework.surfaces.server.app import create_app
+    from framework.surfaces.server.config import ServerConfig, TokenGrant
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        project_dir=ROOT,
+        allow_network=False,
+        database=pg_cluster.new_database(),
+    )
+    token = "t" * 20
+    config = ServerConfig(tokens=(TokenGrant("t", token, rate_limit=100),))
+    headers = {"Authorization": f"Bearer {token}"}
+    async with await Staffroom.open(settings=settings) as staff:
+        gateway = await Gateway.open(staff)
+        app = create_app(gateway, config)
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            httpx.AsyncClient(transport=transport, base_url="http://t") as api,
+            app.router.lifespan_context(app),
+        ):
+            await asyncio.to_thread(pg_cluster.cluster.stop)
+            try:
+                body = {"text": "hello", "message_id": "down-1"}
+                answer = await api.post(
+                    "/api/sessions/room:none/messages", json=body, headers=headers
+                )
+            finally:
+                await asyncio.to_thread(pg_cluster.cluster.start)
+        await gateway.close()
+    assert answer.status_code == 503, answer.text
+    assert answer.headers["Retry-After"] == "2"
+    assert answer.json()["error"]["type"] == "database_unavailable"

@@ -27,6 +27,7 @@ import asyncio
 import hmac
 import ipaddress
 import logging
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,9 +37,10 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from framework.database.pool import is_outage
 from framework.surfaces.server.config import ServerConfig, TokenGrant
 from framework.surfaces.server.limits import body_kind, is_stream
-from framework.surfaces.server.problems import Problem
+from framework.surfaces.server.problems import OUTAGE, Problem
 
 log = logging.getLogger("staffroom.server")
 
@@ -123,6 +125,11 @@ class Guard:
         except Problem as problem:
             await _answer(problem, scope, receive, send, close=has_body)
             return
+        except Exception as exc:  # the shared rate buckets' database, out of reach
+            if not is_outage(exc):
+                raise
+            await _answer(OUTAGE, scope, receive, send, close=has_body)
+            return
         if grant is not None:
             scope.setdefault("state", {})[_GRANT] = grant
         who = grant.name if grant is not None else "anonymous"
@@ -178,9 +185,19 @@ async def _run_app(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> 
     except Exception:
         if started:
             raise  # half an answer is out: nothing to do but drop the connection
-        log.exception("unexpected error on %s %s", scope["method"], scope["path"])
-        problem = Problem(500, "internal_error", "the server failed to handle this request")
+        problem = _unexpected(scope)
         await problem.response()(scope, receive, send)
+
+
+def _unexpected(scope: Scope) -> Problem:
+    """The answer to an exception nobody handled: 503 while the database is out of reach
+    (``problems.OUTAGE``), else a JSON 500 (its traceback goes to the operator's log)."""
+    exc = sys.exc_info()[1]
+    if exc is not None and is_outage(exc):
+        log.warning("database unreachable on %s %s: %s", scope["method"], scope["path"], exc)
+        return OUTAGE
+    log.exception("unexpected error on %s %s", scope["method"], scope["path"])
+    return Problem(500, "internal_error", "the server failed to handle this request")
 
 
 def _has_body(headers: Headers) -> bool:

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from framework.database.pool import is_outage
 from framework.errors import (
     InputError,
     ModelError,
@@ -86,6 +87,17 @@ class Problem(Exception):
         """The JSON response for this problem."""
         content = {"error": self.body.model_dump(), **self.extra}
         return JSONResponse(content, status_code=self.status, headers=self.headers)
+
+
+OUTAGE = Problem(
+    503,
+    "database_unavailable",
+    "the database is out of reach for the moment (restarting, or the network)",
+    fix="send the same request again in a few seconds (the same message_id or Idempotency-Key "
+    "is answered once)",
+    headers={"Retry-After": "2"},
+)
+"""What a request gets while the database is out of reach (never a 500)."""
 
 
 def from_error(exc: StaffroomError) -> Problem:
@@ -158,6 +170,9 @@ def install_handlers(app: FastAPI) -> None:
         return found.response()
 
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if is_outage(exc):  # the database restarting or out of reach: try again shortly
+            log.warning("database unreachable on %s %s: %s", request.method, request.url.path, exc)
+            return OUTAGE.response()
         # Logged with its traceback for the operator; the caller learns only that it failed.
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         found = Problem(500, "internal_error", "the server failed to handle this request")
