@@ -374,8 +374,9 @@ class Gateway:
 
     async def _adopt(self, entry: Entry) -> None:
         """Queue ``entry`` unless a lane here holds it already (running, or waiting)."""
-        held = self._lanes[entry.session].waiting() if entry.session in self._lanes else []
-        if any(entry.message_id in (i.message_id, *i.merged) for i in held):
+        lane = self._lanes.get(entry.session)
+        held = [*lane.waiting(), lane.settling] if lane is not None else []
+        if any(i and entry.message_id in (i.message_id, *i.merged) for i in held):
             return
         try:
             room = await self.session(entry.session)

@@ -58,6 +58,8 @@ class Lane:
         self.room = room
         self.items: deque[Item] = deque()
         self.current: Item | None = None
+        self.settling: Item | None = None
+        """The item whose run ended and whose result is being recorded."""
         self._emit = emit
         self._settle = settle
         self._task: asyncio.Task[None] | None = None
@@ -119,10 +121,14 @@ class Lane:
                 outcome: PostResult | BaseException = await self._run(item)
             except Exception as exc:  # settled on the item: its poster sees it, not the lane
                 outcome = exc
-            try:  # still current while settling: a sweep must not take it for a dropped one
-                await self._settle(self.room.key, item, outcome)
             finally:
                 self.current = None
+            # Held while its result is written: a sweep must not take it for a dropped one.
+            self.settling = item
+            try:
+                await self._settle(self.room.key, item, outcome)
+            finally:
+                self.settling = None
 
     async def _run(self, item: Item) -> PostResult:
         room, events = self.room, []

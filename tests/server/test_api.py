@@ -29,15 +29,17 @@ Auth = Callable[[str], dict[str, str]]
 
 
 async def open_waiting_room(api: httpx.AsyncClient, headers: dict[str, str]) -> dict[str, Any]:
-    """Open room:launch-42 (tech-article) and wait until it asks the author."""
+    """Open room:launch-42 (tech-article) and wait until it asks the author, its run over
+    (``busy`` is true until the run has given the room back: on a database, its lease)."""
     opened = await api.put(
         "/api/rooms/launch-42", json={"scenario": "tech-article"}, headers=headers
     )
     assert opened.status_code == 200, opened.text
     for _ in range(1200):
         status = await api.get(f"{ROOM}/status", headers=headers)
-        if status.status_code == 200 and status.json()["room"]["waiting"]:
-            return dict(status.json())
+        shown = status.json() if status.status_code == 200 else {}
+        if shown and shown["room"]["waiting"] and not shown["busy"]:
+            return dict(shown)
         await asyncio.sleep(0.05)
     raise AssertionError("the room never waited for the author")
 
