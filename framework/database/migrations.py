@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from framework.database.pool import Database
+from framework.database.url import redact
+from framework.errors import StorageError
 
 __all__ = ["Migration", "apply_migrations", "migration_lock"]
 
@@ -62,8 +64,24 @@ async def migration_lock(db: Database) -> AsyncIterator[Any]:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
 
 
-async def apply_migrations(db: Database, migrations: Sequence[Migration]) -> list[Migration]:
-    """Apply the steps not applied yet, in order, under the lock; the ones applied now."""
+async def apply_migrations(
+    db: Database, migrations: Sequence[Migration], *, what: str = "its tables"
+) -> list[Migration]:
+    """Apply the steps not applied yet, in order, under the lock; the ones applied now. A
+    database error is a :class:`StorageError` saying it cannot keep ``what`` there (the
+    server named without its password)."""
+    try:
+        return await _apply(db, migrations)
+    except StorageError:
+        raise
+    except Exception as exc:  # psycopg's errors: the extra is imported with the pool
+        raise StorageError(
+            f"cannot keep {what} on {redact(db.url)}: {exc}; check that the database user "
+            "may create tables there"
+        ) from exc
+
+
+async def _apply(db: Database, migrations: Sequence[Migration]) -> list[Migration]:
     applied: list[Migration] = []
     async with migration_lock(db) as conn:
         await conn.execute(_LEDGER)

@@ -107,7 +107,7 @@ class PgIngestLedger:
         """Create the tables if missing (under the migration lock) and drop finished entries
         and sent records older than ``retention`` seconds."""
         try:
-            await apply_migrations(db, [*LEASE_MIGRATIONS, *MIGRATIONS])
+            await apply_migrations(db, [*LEASE_MIGRATIONS, *MIGRATIONS], what="the ingest ledger")
             async with db.connection() as conn:
                 await conn.execute(
                     "DELETE FROM staffroom_ingest WHERE created < now() - make_interval("

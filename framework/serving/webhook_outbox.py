@@ -22,8 +22,6 @@ from collections.abc import Sequence
 
 from framework.database.migrations import Migration, apply_migrations
 from framework.database.pool import Database
-from framework.database.url import redact
-from framework.errors import StorageError
 from framework.serving.webhooks import Delivery
 from framework.sessions.events import Event
 
@@ -69,15 +67,7 @@ class PgWebhookOutbox:
     @classmethod
     async def open(cls, db: Database, *, stale_after: float = STALE_SECONDS) -> PgWebhookOutbox:
         """Create the table if missing (under the migration lock)."""
-        try:
-            await apply_migrations(db, MIGRATIONS)
-        except StorageError:
-            raise
-        except Exception as exc:  # psycopg's errors: the extra is imported with the pool
-            raise StorageError(
-                f"cannot keep the webhook outbox on {redact(db.url)}: {exc}; check that the "
-                "database user may create tables there"
-            ) from exc
+        await apply_migrations(db, MIGRATIONS, what="the webhook outbox")
         return cls(db, stale_after)
 
     async def record(self, url: str, session: str, event: Event) -> bool:

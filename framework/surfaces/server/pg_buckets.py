@@ -17,8 +17,6 @@ import math
 
 from framework.database.migrations import Migration, apply_migrations
 from framework.database.pool import Database
-from framework.database.url import redact
-from framework.errors import StorageError
 
 __all__ = ["MIGRATIONS", "PgRateBuckets"]
 
@@ -66,15 +64,7 @@ class PgRateBuckets:
     @classmethod
     async def open(cls, db: Database) -> PgRateBuckets:
         """Create the table if missing (under the migration lock)."""
-        try:
-            await apply_migrations(db, MIGRATIONS)
-        except StorageError:
-            raise
-        except Exception as exc:  # psycopg's errors: the extra is imported with the pool
-            raise StorageError(
-                f"cannot keep the rate limits on {redact(db.url)}: {exc}; check that the "
-                "database user may create tables there"
-            ) from exc
+        await apply_migrations(db, MIGRATIONS, what="the rate limits")
         return cls(db)
 
     async def acquire(self, name: str, limit: int) -> float:
