@@ -113,8 +113,9 @@ class SqliteLedgerFile:
 
     async def rows(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
         """Every row ``sql`` selects, by column name."""
-        async with self._conn.execute(sql, args) as cursor:
-            return [dict(row) for row in await cursor.fetchall()]
+        # One trip to aiosqlite's thread (execute, fetch and close there): a lookup per
+        # platform reply is on the adapters' path.
+        return [dict(row) for row in await self._conn.execute_fetchall(sql, args)]
 
     async def close(self) -> None:
         """Close the file."""
