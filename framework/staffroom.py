@@ -95,12 +95,14 @@ class Staffroom(ClosedOnExit):
         project_dir: str | Path | None = None,
         model_factory: ModelFactory | None = None,
         extensions: Extensions | None = None,
+        owner: str | None = None,
     ) -> Staffroom:
         """Open (creating if needed) the data folder; load the project's cards and scenarios.
 
         ``model_factory`` lets an embedder hand any LangChain chat model to any employee;
         ``extensions``: tools and hooks instead of the built-ins, or register on
-        ``staff.extensions`` (which starts with them).
+        ``staff.extensions`` (which starts with them); ``owner``: the name rooms' leases are
+        taken under on a database (None: a replica's, ``host:pid:random``).
         """
         settings = settings_for(data_dir, settings, project_dir)
         project = settings.project_dir
@@ -108,7 +110,11 @@ class Staffroom(ClosedOnExit):
         models = ModelRegistry.load(project / MODELS_FILE)
         knowledge = load_knowledge_file(project / KNOWLEDGE_FILE)  # before anything opens
         stores = Stores(
-            settings, writable=True, knowledge=knowledge, language_of=catalog.language_of
+            settings,
+            writable=True,
+            knowledge=knowledge,
+            language_of=catalog.language_of,
+            owner=owner,
         )
         saver, sops = await stores.open_for_rooms()  # sop_library/'s cards imported (idempotent)
         leases = await stores.leases()

@@ -81,12 +81,14 @@ class Stores(ClosedOnExit):
         writable: bool,
         knowledge: KnowledgeConfig | None = None,
         language_of: Callable[[str], Language | None] | None = None,
+        owner: str | None = None,
     ) -> None:
         """Hold the folder's stores (nothing is opened yet); use :meth:`open`.
 
         ``knowledge``: the project's ``knowledge.yaml``, loaded already (None: loaded on
         first use); ``language_of``: an employee's language, which a new MEMORY.md's titles
-        follow (see :class:`MemoryStore`)."""
+        follow (see :class:`MemoryStore`); ``owner``: the name this process takes rooms'
+        leases under on a database (None: a replica's, ``host:pid:random``)."""
         self.settings = settings
         self.folder = DataFolder(settings.data_dir)
         """Where everything in the data folder lives."""
@@ -104,6 +106,7 @@ class Stores(ClosedOnExit):
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._checkpoint_conn: aiosqlite.Connection | None = None  # SQLite's, closed with us
         self._database: Database | None = None
+        self._owner = owner
         self._leases: Leases | None = None
 
     @classmethod
@@ -167,7 +170,7 @@ class Stores(ClosedOnExit):
             from framework.database.pool import Database  # the `postgres` extra: only here
 
             self._database = await Database.open(
-                self.settings.database, max_size=self.settings.database_pool_size
+                self.settings.database, max_size=self.settings.database_pool_size, owner=self._owner
             )
             if self.writable:
                 self.folder.record_database(redact(self.settings.database, user=False))

@@ -2,63 +2,42 @@
 
 Chat platforms deliver at least once (Feishu retries at 15 s, 5 min, 1 h and 6 h; Slack when
 its 3-second acknowledgement is late) and HTTP clients retry with an ``Idempotency-Key``. The
-ledger remembers each id per session in ``ingest.sqlite`` for ``retention`` seconds (a week
-by default, longer than any platform retries), across restarts and processes, with the result
-the first delivery got, so a redelivery returns that result and changes nothing.
+ledger remembers each id per session for ``retention`` seconds (a week by default, longer
+than any platform retries), across restarts and processes, with the result the first delivery
+got, so a redelivery returns that result and changes nothing.
 
 It is also the durable queue: a message is written here (with its text) before its turn runs,
 so one a crash interrupted is found and run when the gateway opens again. And it keeps, for
 the same ``retention``, which platform message carried which of a session's events (what an
 adapter sent): a person's reply to that platform message is a reply to that event.
 
-:class:`Ledger` is what a gateway needs of one; :class:`IngestLedger` is the SQLite file of
-one process (the default), ``PgIngestLedger`` (``pg_ledger.py``) the table every replica on
-one PostgreSQL database shares.
+One class, :class:`IngestLedger`, one set of SQL, on either store: ``ingest.sqlite`` in the
+data folder (:meth:`IngestLedger.open`, one process's, the default) or the tables every
+replica on one PostgreSQL database shares (:meth:`IngestLedger.open_database`). What differs
+between the two is the backend's (framework/serving/ledger_backend.py lists it).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import aiosqlite
-
+from framework.database.pool import Database
 from framework.errors import StorageError
+
+from .ledger_backend import COLUMNS, PENDING, LedgerBackend, Row
+from .pg_ledger import PgLedgerTables
+from .sqlite_ledger import SqliteLedgerFile
+
+__all__ = ["RETENTION_SECONDS", "Entry", "IngestLedger", "Ledger"]
 
 RETENTION_SECONDS = 7 * 86400
 """How long an id is remembered: a week, past every platform's longest retry (a day)."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS ingest (
-    session TEXT NOT NULL,
-    key TEXT NOT NULL,
-    message_id TEXT NOT NULL,
-    author TEXT NOT NULL,
-    text TEXT NOT NULL,
-    state TEXT NOT NULL,
-    merged_into TEXT,
-    result TEXT,
-    seq INTEGER NOT NULL,
-    created REAL NOT NULL,
-    reply_to TEXT,
-    PRIMARY KEY (session, key)
-);
-CREATE INDEX IF NOT EXISTS ingest_pending ON ingest (state, seq);
-CREATE INDEX IF NOT EXISTS ingest_created ON ingest (created);
-CREATE TABLE IF NOT EXISTS sent (
-    session TEXT NOT NULL,
-    platform_id TEXT NOT NULL,
-    event_id TEXT NOT NULL,
-    created REAL NOT NULL,
-    PRIMARY KEY (session, platform_id)
-);
-"""
-
-PENDING = ("queued", "running")
-"""States of a message accepted but not yet answered (run again after a crash)."""
+CLAIM_TRIES = 5
+"""Claims of one key retried when its entry is forgotten between our insert and our read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,127 +58,74 @@ class Entry:
     reply_to: str | None = None
     """The id of the session's event the message replies to (run with it after a crash)."""
 
-
-class Ledger(Protocol):
-    """What the gateway needs of an ingest ledger, whichever store holds it.
-
-    ``claim`` is the exactly-once point: of any number of concurrent claims of one
-    ``(session, key)``, in one process or many, exactly one gets None.
-    """
-
-    async def close(self) -> None:
-        """Release what the ledger holds open."""
-        ...
-
-    async def claim(
-        self,
-        session: str,
-        key: str,
-        *,
-        message_id: str,
-        author: str,
-        text: str,
-        state: str = "queued",
-        reply_to: str | None = None,
-    ) -> Entry | None:
-        """Record a new message; None when it is new, else the entry the key already has."""
-        ...
-
-    async def get(self, session: str, key: str) -> Entry | None:
-        """The entry for ``key`` in ``session``, if the ledger has it."""
-        ...
-
-    async def by_message(self, session: str, message_id: str) -> list[Entry]:
-        """Every entry (message id and idempotency key alike) naming ``message_id``."""
-        ...
-
-    async def merged_into(self, session: str, message_id: str) -> list[Entry]:
-        """The messages coalesced into ``message_id``, in arrival order."""
-        ...
-
-    async def pending(self) -> list[Entry]:
-        """Accepted messages never answered, oldest first."""
-        ...
-
-    async def take_orphans(self) -> list[Entry]:
-        """Unanswered messages no running process will answer, now this process's."""
-        ...
-
-    async def requeue(self, session: str, message_id: str) -> None:
-        """Give a message whose run was cut off back to the queue."""
-        ...
-
-    async def pending_for(self, session: str) -> list[Entry]:
-        """:meth:`pending` of one session, oldest first."""
-        ...
-
-    async def update(
-        self,
-        session: str,
-        message_id: str,
-        *,
-        state: str,
-        result: dict[str, Any] | None = None,
-        merged_into: str | None = None,
-    ) -> None:
-        """Set the state (and result, target) of every entry of a message."""
-        ...
-
-    async def set_text(self, session: str, message_id: str, text: str) -> None:
-        """Replace the text of a waiting message."""
-        ...
-
-    async def forget(self, session: str, message_id: str) -> None:
-        """Drop a message whose run failed, so its sender's retry runs it again."""
-        ...
-
-    async def record_sent(self, session: str, platform_id: str, event_id: str) -> None:
-        """Remember that the platform message ``platform_id`` carried ``event_id``."""
-        ...
-
-    async def sent_event(self, session: str, platform_id: str) -> str | None:
-        """The id of the event of ``session`` the platform message ``platform_id`` carried."""
-        ...
+    @classmethod
+    def from_row(cls, row: Row) -> Entry:
+        """The entry of a row of :data:`~framework.serving.ledger_backend.COLUMNS`."""
+        result = row["result"]
+        return cls(
+            session=row["session"],
+            key=row["key"],
+            message_id=row["message_id"],
+            author=row["author"],
+            text=row["text"],
+            state=row["state"],
+            merged_into=row["merged_into"],
+            result=None if result is None else json.loads(result),
+            seq=int(row["seq"]),
+            reply_to=row["reply_to"],
+        )
 
 
 class IngestLedger:
-    """``ingest.sqlite``: accepted message ids per session, their state and first result."""
+    """Accepted message ids per session, their state and first result, and the platform
+    messages sent. Open with :meth:`open` (``ingest.sqlite``) or :meth:`open_database`;
+    close with :meth:`close`.
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path, retention: float) -> None:
-        self._conn = conn
-        self.path = path
+    :meth:`claim` is the exactly-once point: of any number of concurrent claims of one
+    ``(session, key)``, in one process or many, exactly one gets None.
+    """
+
+    def __init__(self, db: LedgerBackend, retention: float) -> None:
+        """Use an open backend; use :meth:`open` or :meth:`open_database` instead."""
+        self._db = db
         self.retention = retention
 
     @classmethod
     async def open(cls, path: Path, *, retention: float = RETENTION_SECONDS) -> IngestLedger:
-        """Open (creating) the ledger and drop ids older than ``retention`` seconds."""
+        """Open (creating) ``ingest.sqlite`` at ``path``, this process's, and drop finished
+        ids older than ``retention`` seconds."""
+        return await cls._started(await SqliteLedgerFile.open(path), retention)
+
+    @classmethod
+    async def open_database(
+        cls, db: Database, *, retention: float = RETENTION_SECONDS
+    ) -> IngestLedger:
+        """The ledger every replica on ``db`` shares, its tables created first (once,
+        whichever replica comes first), finished ids older than ``retention`` seconds
+        dropped. :meth:`close` leaves the pool open: it is the replica's."""
+        return await cls._started(await PgLedgerTables.open(db), retention)
+
+    @classmethod
+    async def _started(cls, db: LedgerBackend, retention: float) -> IngestLedger:
+        # Finished entries and sent records past retention go as the ledger opens (a
+        # restart, a replica joining); unanswered messages stay, however old.
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(path, timeout=30)
-        except (OSError, aiosqlite.Error) as exc:
-            raise StorageError(f"cannot open the ingest ledger {path}: {exc}") from exc
-        try:
-            await conn.execute("PRAGMA journal_mode=WAL")
-            await conn.executescript(_SCHEMA)
-            columns = [row[1] for row in await conn.execute_fetchall("PRAGMA table_info(ingest)")]
-            if "reply_to" not in columns:  # a ledger from before replies were kept
-                await conn.execute("ALTER TABLE ingest ADD COLUMN reply_to TEXT")
-            cutoff = time.time() - retention
-            done = "state NOT IN ('queued', 'running')"
-            await conn.execute(f"DELETE FROM ingest WHERE created < ? AND {done}", (cutoff,))
-            await conn.execute("DELETE FROM sent WHERE created < ?", (cutoff,))
-            await conn.commit()
-        except aiosqlite.Error as exc:
-            await conn.close()
+            await db.execute(
+                f"DELETE FROM ingest WHERE created <= {db.ago} AND NOT ({PENDING})", (retention,)
+            )
+            await db.execute(f"DELETE FROM sent WHERE created <= {db.ago}", (retention,))
+        except Exception as exc:  # sqlite3's or psycopg's: the store's own words
+            await db.close()
             raise StorageError(
-                f"cannot use the ingest ledger {path}: {exc}; move it aside (redeliveries of "
-                "older messages are then recognised by the session logs' ids alone)"
+                f"cannot drop old entries from the ingest ledger {db.where}: {exc}; check that "
+                "it can be written (free disk, permissions, the database reachable), then "
+                "start again"
             ) from exc
-        return cls(conn, path, retention)
+        return cls(db, retention)
 
     async def close(self) -> None:
-        """Close the database."""
-        await self._conn.close()
+        """Release what the ledger holds open (the file; a pool stays its owner's)."""
+        await self._db.close()
 
     async def claim(
         self,
@@ -212,18 +138,32 @@ class IngestLedger:
         state: str = "queued",
         reply_to: str | None = None,
     ) -> Entry | None:
-        """Record a new message; None when it is new, else the entry the key already has."""
-        cursor = await self._conn.execute(
-            "INSERT INTO ingest (session, key, message_id, author, text, state, seq, created, "
-            "reply_to) "
-            "VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM ingest), ?, ?) "
-            "ON CONFLICT (session, key) DO NOTHING",
-            (session, key, message_id, author, text, state, time.time(), reply_to),
+        """Record a new message; None when it is new, else the entry the key already has.
+
+        Of concurrent claims of one key, in any process or replica, exactly one gets None.
+        """
+        fields = {"key": key, "message_id": message_id, "author": author, "text": text}
+        for field, value in {**fields, "reply_to": reply_to}.items():
+            self._db.admit(field, value)
+        columns, values, args = self._db.new_row()
+        sql = (
+            "INSERT INTO ingest (session, key, message_id, author, text, state, reply_to, "
+            f"{columns}) VALUES (?, ?, ?, ?, ?, ?, ?, {values}) "
+            "ON CONFLICT (session, key) DO NOTHING"
         )
-        await self._conn.commit()
-        if cursor.rowcount == 1:
-            return None
-        return await self.get(session, key)
+        for _ in range(CLAIM_TRIES):
+            row = (session, key, message_id, author, text, state, reply_to, *args)
+            if await self._db.execute(sql, row) == 1:
+                return None
+            known = await self.get(session, key)
+            if known is not None:
+                return known
+            # The holder forgot it (its run failed) between our insert and our read: the
+            # key is free again, so claim it anew rather than report a claim we never made.
+        raise StorageError(
+            f"the ingest ledger key {key!r} of {session} keeps appearing and vanishing; "
+            "another process forgets it as fast as it is claimed (check the replicas' logs)"
+        )
 
     async def get(self, session: str, key: str) -> Entry | None:
         """The entry for ``key`` in ``session``, if the ledger has it."""
@@ -232,7 +172,9 @@ class IngestLedger:
 
     async def by_message(self, session: str, message_id: str) -> list[Entry]:
         """Every entry (message id and idempotency key alike) naming ``message_id``."""
-        return await self._select("WHERE session = ? AND message_id = ?", (session, message_id))
+        return await self._select(
+            "WHERE session = ? AND message_id = ? ORDER BY seq", (session, message_id)
+        )
 
     async def merged_into(self, session: str, message_id: str) -> list[Entry]:
         """The messages coalesced into ``message_id``, in arrival order."""
@@ -241,27 +183,25 @@ class IngestLedger:
         )
 
     async def pending(self) -> list[Entry]:
-        """Accepted messages never answered (a crash or a stop came first), oldest first."""
-        return await self._select("WHERE state IN ('queued', 'running') ORDER BY seq", ())
+        """Accepted messages never answered (a crash or a stop came first), oldest first, of
+        every process sharing the ledger."""
+        return await self._select(f"WHERE {PENDING} ORDER BY seq", ())
 
     async def take_orphans(self) -> list[Entry]:
-        """Messages no running process will answer: on this file, every pending one (the
-        gateway asks once, as it opens; see the shared ledger for replicas)."""
-        return await self.pending()
+        """Unanswered messages no running process will answer, now this process's, with its
+        own, oldest first: on a file every pending one (the gateway asks once, as it opens);
+        on a database those of replicas that are gone, taken in one atomic statement, so of
+        two replicas sweeping at once each message goes to one of them."""
+        taken = {(e.session, e.key): e for e in map(Entry.from_row, await self._db.take_orphans())}
+        return sorted(taken.values(), key=lambda e: e.seq)
 
     async def requeue(self, session: str, message_id: str) -> None:
-        """Mark a message queued again (its run was cut off; the next gateway runs it)."""
-        await self._conn.execute(
-            "UPDATE ingest SET state = 'queued' WHERE session = ? AND message_id = ? "
-            "AND state IN ('queued', 'running')",
+        """Give a message whose run was cut off (or lost the room's lease to another replica)
+        back to the queue: the next sweep or gateway, here or on another replica, runs it."""
+        await self._db.execute(
+            f"UPDATE ingest SET state = 'queued'{self._db.disown} "
+            f"WHERE session = ? AND message_id = ? AND {PENDING}",
             (session, message_id),
-        )
-        await self._conn.commit()
-
-    async def pending_for(self, session: str) -> list[Entry]:
-        """:meth:`pending` of one session (what the holder of its room runs), oldest first."""
-        return await self._select(
-            "WHERE session = ? AND state IN ('queued', 'running') ORDER BY seq", (session,)
         )
 
     async def update(
@@ -274,71 +214,49 @@ class IngestLedger:
         merged_into: str | None = None,
     ) -> None:
         """Set the state (and result, target) of every entry of a message."""
-        await self._conn.execute(
+        stored = None if result is None else json.dumps(result, ensure_ascii=False)
+        await self._db.execute(
             "UPDATE ingest SET state = ?, result = COALESCE(?, result), "
             "merged_into = COALESCE(?, merged_into) WHERE session = ? AND message_id = ?",
-            (
-                state,
-                None if result is None else json.dumps(result, ensure_ascii=False),
-                merged_into,
-                session,
-                message_id,
-            ),
+            (state, stored, merged_into, session, message_id),
         )
-        await self._conn.commit()
 
     async def set_text(self, session: str, message_id: str, text: str) -> None:
         """Replace the text of a waiting message (coalesced parts join it)."""
-        await self._conn.execute(
+        self._db.admit("text", text)
+        await self._db.execute(
             "UPDATE ingest SET text = ? WHERE session = ? AND message_id = ?",
             (text, session, message_id),
         )
-        await self._conn.commit()
 
     async def forget(self, session: str, message_id: str) -> None:
         """Drop a message whose run failed, so its sender's retry runs it again."""
-        await self._conn.execute(
+        await self._db.execute(
             "DELETE FROM ingest WHERE session = ? AND message_id = ?", (session, message_id)
         )
-        await self._conn.commit()
 
     async def record_sent(self, session: str, platform_id: str, event_id: str) -> None:
-        """Remember that the platform message ``platform_id`` carried ``event_id``."""
-        await self._conn.execute(
-            "INSERT OR REPLACE INTO sent (session, platform_id, event_id, created) "
-            "VALUES (?, ?, ?, ?)",
-            (session, platform_id, event_id, time.time()),
+        """Remember that the platform message ``platform_id`` carried ``event_id`` (a platform
+        that reuses an id: the latest wins)."""
+        await self._db.execute(
+            "INSERT INTO sent (session, platform_id, event_id, created) "
+            f"VALUES (?, ?, ?, {self._db.now}) ON CONFLICT (session, platform_id) "
+            "DO UPDATE SET event_id = excluded.event_id, created = excluded.created",
+            (session, platform_id, event_id),
         )
-        await self._conn.commit()
 
     async def sent_event(self, session: str, platform_id: str) -> str | None:
         """The id of the event of ``session`` the platform message ``platform_id`` carried."""
-        cursor = await self._conn.execute(
+        rows = await self._db.rows(
             "SELECT event_id FROM sent WHERE session = ? AND platform_id = ?",
             (session, platform_id),
         )
-        row = await cursor.fetchone()
-        return None if row is None else str(row[0])
+        return str(rows[0]["event_id"]) if rows else None
 
     async def _select(self, where: str, args: tuple[Any, ...]) -> list[Entry]:
-        cursor = await self._conn.execute(
-            "SELECT session, key, message_id, author, text, state, merged_into, result, seq, "
-            f"reply_to FROM ingest {where}",
-            args,
-        )
-        rows = await cursor.fetchall()
-        return [
-            Entry(
-                session=row[0],
-                key=row[1],
-                message_id=row[2],
-                author=row[3],
-                text=row[4],
-                state=row[5],
-                merged_into=row[6],
-                result=None if row[7] is None else json.loads(row[7]),
-                seq=int(row[8]),
-                reply_to=row[9],
-            )
-            for row in rows
-        ]
+        rows = await self._db.rows(f"SELECT {COLUMNS} FROM ingest {where}", args)
+        return [Entry.from_row(row) for row in rows]
+
+
+Ledger = IngestLedger
+"""What a gateway holds (the name its callers type with), whichever store is behind it."""

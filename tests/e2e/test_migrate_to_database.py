@@ -151,7 +151,6 @@ def test_the_servers_ingest_ledger_moves_with_its_order_and_states(
 
     from framework.database.pool import Database
     from framework.serving.ledger import IngestLedger
-    from framework.serving.pg_ledger import PgIngestLedger
 
     async def accept() -> None:
         ledger = await IngestLedger.open(folder / "ingest.sqlite")
@@ -168,7 +167,7 @@ def test_the_servers_ingest_ledger_moves_with_its_order_and_states(
     async def shared() -> tuple[list[tuple[str, str]], str | None, bool]:
         db = await Database.open(pg_url)
         try:
-            ledger = await PgIngestLedger.open(db)
+            ledger = await IngestLedger.open_database(db)
             pending = [(e.message_id, e.state) for e in await ledger.pending()]
             sent = await ledger.sent_event("room:r1", "slack-1")
             done = await ledger.get("room:r1", "msg:m1")

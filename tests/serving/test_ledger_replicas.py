@@ -15,7 +15,6 @@ import pytest
 from framework.database.pool import Database
 from framework.errors import InputError
 from framework.serving.ledger import IngestLedger
-from framework.serving.pg_ledger import PgIngestLedger
 
 KEYS = [f"m{i}" for i in range(50)]
 
@@ -32,9 +31,9 @@ def check_once(outcomes: dict[str, dict[str, str | None]]) -> None:
 async def test_two_pools_claiming_the_same_keys_claim_each_once(pg_url: str) -> None:
     pools = [await Database.open(pg_url, max_size=5) for _ in range(2)]
     try:
-        ledgers = await asyncio.gather(*(PgIngestLedger.open(db) for db in pools))
+        ledgers = await asyncio.gather(*(IngestLedger.open_database(db) for db in pools))
 
-        async def replica(name: str, ledger: PgIngestLedger) -> dict[str, str | None]:
+        async def replica(name: str, ledger: IngestLedger) -> dict[str, str | None]:
             keys = random.sample(KEYS, len(KEYS))
             got = await asyncio.gather(
                 *(
@@ -46,7 +45,7 @@ async def test_two_pools_claiming_the_same_keys_claim_each_once(pg_url: str) -> 
 
         a, b = await asyncio.gather(replica("a", ledgers[0]), replica("b", ledgers[1]))
         check_once({"a": a, "b": b})
-        pending = await ledgers[1].pending_for("room:r")
+        pending = await ledgers[1].pending()
         assert sorted(e.message_id for e in pending) == sorted(KEYS)
         assert len({e.seq for e in pending}) == len(KEYS), "one global order"
     finally:
@@ -77,7 +76,7 @@ async def test_two_sqlite_connections_claim_each_key_once(tmp_path: Path) -> Non
 async def test_a_nul_the_database_cannot_store_is_refused_by_name(pg_url: str) -> None:
     db = await Database.open(pg_url, max_size=1)
     try:
-        ledger = await PgIngestLedger.open(db)
+        ledger = await IngestLedger.open_database(db)
         with pytest.raises(InputError) as caught:
             await ledger.claim("room:r", "msg:x", message_id="x", author="a", text="a\x00b")
         assert caught.value.field == "text" and "NUL" in str(caught.value)

@@ -267,9 +267,9 @@ async def copy_ingest_ledger(path: Path, db: Database) -> list[Copied]:
     ``staffroom_sent`` (made first); ``created`` (seconds since 1970 in the file) becomes a
     timestamp, ``owner`` stays NULL. Per table, the check (``created`` aside: a timestamp
     keeps microseconds, the file's float more)."""
-    from framework.serving.pg_ledger import PgIngestLedger
+    from framework.serving.pg_ledger import PgLedgerTables
 
-    await PgIngestLedger.open(db)
+    await PgLedgerTables.open(db)
     with _read(path) as conn:
         tables = {table: _rows(conn, table) for table in _LEDGER_TABLES}
     checked = []
