@@ -101,21 +101,15 @@ class Staffroom(ClosedOnExit):
 
         ``model_factory`` lets an embedder hand any LangChain chat model to any employee;
         ``extensions``: tools and hooks instead of the built-ins, or register on
-        ``staff.extensions`` (which starts with them); ``owner``: the name rooms' leases are
-        taken under on a database (None: a replica's, ``host:pid:random``).
-        """
+        ``staff.extensions`` (which starts with them); ``owner``: whose name leases are
+        taken under on a database (None: this replica's)."""
         settings = settings_for(data_dir, settings, project_dir)
         project = settings.project_dir
         catalog = Catalog.load(project / "agents", project / "scenarios", project / "sop_library")
         models = ModelRegistry.load(project / MODELS_FILE)
         knowledge = load_knowledge_file(project / KNOWLEDGE_FILE)  # before anything opens
-        stores = Stores(
-            settings,
-            writable=True,
-            knowledge=knowledge,
-            language_of=catalog.language_of,
-            owner=owner,
-        )
+        lang = catalog.language_of
+        stores = Stores(settings, writable=True, knowledge=knowledge, language_of=lang, owner=owner)
         saver, sops = await stores.open_for_rooms()  # sop_library/'s cards imported (idempotent)
         leases = await stores.leases()
         return cls(

@@ -4,7 +4,7 @@ Each ``staffroom serve`` replica on a database holds the lease ``replica:<owner>
 gateway is open (renewed like a room's). A message the ingest ledger holds records the
 replica that queued it; when that replica's lease has expired (it was killed, or stopped
 before it ran its queue), any other replica's sweep takes the message over, in one atomic
-UPDATE, and runs it (:meth:`~framework.serving.pg_ledger.PgIngestLedger.take_orphans`).
+UPDATE, and runs it (:meth:`~framework.serving.ledger.IngestLedger.take_orphans`).
 """
 
 from __future__ import annotations
