@@ -10,6 +10,7 @@ from datetime import date
 from pathlib import Path
 
 from framework.data_folder import DataFolder
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.knowledge.documents import Partition, SearchResult
 from framework.knowledge.index import KnowledgeIndex
 from framework.knowledge.journal import Journal
@@ -26,7 +27,8 @@ DEFAULT_REFLECTION = "回顾最近的日志和知识：哪些做法有效，哪�
 class KnowledgeBase:
     """The knowledge layers of one data folder, configured by a project's ``knowledge.yaml``.
 
-    All file I/O blocks: async callers run it in a worker thread.
+    All file I/O blocks: async callers run it in a worker thread. ``locks``: how the writers of
+    one file exclude each other (default: ``<file>.lock``).
     """
 
     def __init__(
@@ -35,14 +37,18 @@ class KnowledgeBase:
         config: KnowledgeConfig | None = None,
         *,
         today: Callable[[], date] = date.today,
+        locks: FileLocks | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.config = config or KnowledgeConfig()
         self.today = today
+        self.locks = locks or LocalFileLocks()
         self.folder = DataFolder(self.data_dir)
-        self.journal = Journal(self.folder.journals_dir)
-        self.trackers = Trackers(self.folder.trackers_dir, today=today)
-        self.library = Library.from_config(self.folder.library_dir, self.config, today=today)
+        self.journal = Journal(self.folder.journals_dir, locks=self.locks)
+        self.trackers = Trackers(self.folder.trackers_dir, today=today, locks=self.locks)
+        self.library = Library.from_config(
+            self.folder.library_dir, self.config, today=today, locks=self.locks
+        )
         self._topics: dict[str, TopicStore] = {}
         self._index: KnowledgeIndex | None = None
         self._index_lock = asyncio.Lock()
@@ -54,6 +60,7 @@ class KnowledgeBase:
                 self.folder.topics_dir(employee),
                 categories=self.config.categories,
                 today=self.today,
+                locks=self.locks,
             )
         return self._topics[employee]
 
