@@ -255,7 +255,12 @@ class Stores(ClosedOnExit):
             config = self._knowledge_config
             if config is None:
                 config = load_knowledge_file(self.settings.project_dir / KNOWLEDGE_FILE)
-            self._knowledge = KnowledgeBase(self.settings.data_dir, config, locks=self.file_locks)
+            self._knowledge = KnowledgeBase(
+                self.settings.data_dir,
+                config,
+                locks=self.file_locks,
+                own_index=self.settings.database is not None,
+            )
         return self._knowledge
 
     async def close(self) -> None:

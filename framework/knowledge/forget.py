@@ -195,7 +195,7 @@ async def _resync(kb: KnowledgeBase, log: _Log) -> None:
     findable). A document from a folder synced under another name is restored by a rebuild,
     which syncs every folder the index remembers. Documents of deleted folders are reported."""
     paths = {p.resolve() for p in log.touched}
-    if not paths or not kb.index_path.exists():
+    if not paths or not kb.index_built:
         return  # an index built later is built from the files as they are now
     index = await kb.index()
     dropped: set[str] = set()
