@@ -15,6 +15,7 @@ lose it).
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -27,6 +28,7 @@ import aiosqlite
 from framework.data_folder import CHECKPOINTS, SOPS, DataFolder
 from framework.database.url import redact
 from framework.errors import StorageError
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.knowledge.base import KnowledgeBase
 from framework.memory.store import MemoryStore
 from framework.names import check_name
@@ -98,7 +100,9 @@ class Stores(ClosedOnExit):
             settings.data_dir, durability=settings.durability, lock=settings.lock
         )
         """Session logs and workspaces (opened per session, on first use)."""
-        self.memory = MemoryStore(settings, language_of=language_of)
+        self.file_locks = _file_locks(settings, self.folder)
+        """How the writers of MEMORY.md, HISTORY.md and the knowledge files exclude each other."""
+        self.memory = MemoryStore(settings, language_of=language_of, locks=self.file_locks)
         """MEMORY.md and HISTORY.md files (read from disk on every use)."""
         self._knowledge_config = knowledge
         self._sops: SopService | None = None
@@ -254,7 +258,12 @@ class Stores(ClosedOnExit):
             config = self._knowledge_config
             if config is None:
                 config = load_knowledge_file(self.settings.project_dir / KNOWLEDGE_FILE)
-            self._knowledge = KnowledgeBase(self.settings.data_dir, config)
+            self._knowledge = KnowledgeBase(
+                self.settings.data_dir,
+                config,
+                locks=self.file_locks,
+                own_index=self.settings.database is not None,
+            )
         return self._knowledge
 
     async def close(self) -> None:
@@ -262,6 +271,7 @@ class Stores(ClosedOnExit):
         self.sessions.close()
         if self._knowledge is not None:
             await self._knowledge.close()
+        await asyncio.to_thread(self.file_locks.close)  # joins the lock pool's threads, if any
         if self._sops is not None:
             await self._sops.close()
             self._sops = None
@@ -272,6 +282,18 @@ class Stores(ClosedOnExit):
         if self._database is not None:  # last: the stores above may use it as they close
             await self._database.close()
             self._database = None
+
+
+def _file_locks(settings: Settings, folder: DataFolder) -> FileLocks:
+    """The locks around each file's read-modify-write: advisory locks on the database when one
+    is configured (no correctness may rest on ``flock`` over a network folder), else
+    ``<file>.lock`` (refused on a folder whose stores were moved to a database)."""
+    if settings.database is None:
+        return LocalFileLocks(elsewhere=folder.database, folder=folder.root)
+    from framework.database.file_locks import DatabaseFileLocks  # the `postgres` extra: only here
+
+    pool = max(1, min(4, settings.database_pool_size))
+    return DatabaseFileLocks(settings.database, root=settings.data_dir, max_size=pool)
 
 
 def settings_for(

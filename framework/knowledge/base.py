@@ -1,5 +1,18 @@
 """One data folder's knowledge layers behind one handle (the composition the runtime, the CLI
 and tests share). Where each layer lives is :class:`~framework.data_folder.DataFolder`'s to say.
+
+The search index is derived from the files, and kept one of two ways:
+
+- **In the data folder** (the default): ``index/knowledge.sqlite``, shared by the processes of
+  one machine (SQLite's own locks and WAL), synced before each search with the folders that
+  search reads.
+- **In this process's memory** (``own_index``: replicas on a database): SQLite's locks and
+  WAL's shared memory do not work across machines on a network folder, so each replica keeps
+  its own, built from the files on its first search. BM25 scores with the statistics of the
+  whole partition (how many documents, how long, how many hold a word), so before each search
+  the whole partition is brought in line with the files and nothing else stays in it, and
+  documents' rowids (which order equal scores) derive from their doc ids: replicas that see
+  the same files give the same hits, scores and order.
 """
 
 from __future__ import annotations
@@ -10,8 +23,9 @@ from datetime import date
 from pathlib import Path
 
 from framework.data_folder import DataFolder
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.knowledge.documents import Partition, SearchResult
-from framework.knowledge.index import KnowledgeIndex
+from framework.knowledge.index import IN_MEMORY, KnowledgeIndex
 from framework.knowledge.journal import Journal
 from framework.knowledge.library import Library
 from framework.knowledge.search import search
@@ -26,7 +40,9 @@ DEFAULT_REFLECTION = "回顾最近的日志和知识：哪些做法有效，哪�
 class KnowledgeBase:
     """The knowledge layers of one data folder, configured by a project's ``knowledge.yaml``.
 
-    All file I/O blocks: async callers run it in a worker thread.
+    All file I/O blocks: async callers run it in a worker thread. ``locks``: how the writers of
+    one file exclude each other (default: ``<file>.lock``); ``own_index``: keep the search index
+    in this process's memory, not in the data folder (see the module doc).
     """
 
     def __init__(
@@ -35,14 +51,20 @@ class KnowledgeBase:
         config: KnowledgeConfig | None = None,
         *,
         today: Callable[[], date] = date.today,
+        locks: FileLocks | None = None,
+        own_index: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.config = config or KnowledgeConfig()
         self.today = today
+        self.locks = locks or LocalFileLocks()
+        self.own_index = own_index
         self.folder = DataFolder(self.data_dir)
-        self.journal = Journal(self.folder.journals_dir)
-        self.trackers = Trackers(self.folder.trackers_dir, today=today)
-        self.library = Library.from_config(self.folder.library_dir, self.config, today=today)
+        self.journal = Journal(self.folder.journals_dir, locks=self.locks)
+        self.trackers = Trackers(self.folder.trackers_dir, today=today, locks=self.locks)
+        self.library = Library.from_config(
+            self.folder.library_dir, self.config, today=today, locks=self.locks
+        )
         self._topics: dict[str, TopicStore] = {}
         self._index: KnowledgeIndex | None = None
         self._index_lock = asyncio.Lock()
@@ -54,13 +76,20 @@ class KnowledgeBase:
                 self.folder.topics_dir(employee),
                 categories=self.config.categories,
                 today=self.today,
+                locks=self.locks,
             )
         return self._topics[employee]
 
     @property
     def index_path(self) -> Path:
-        """The search index's SQLite file (derived: rebuilt from the files when lost)."""
+        """The search index's SQLite file (derived: rebuilt from the files when lost); unused
+        with ``own_index``."""
         return self.folder.knowledge_index
+
+    @property
+    def index_built(self) -> bool:
+        """Whether a search index exists to keep in line (else the next search builds one)."""
+        return self._index is not None if self.own_index else self.index_path.exists()
 
     def ensure_reflection(self, employee: str) -> None:
         """Give ``employee`` the standing reflection trigger (:data:`DEFAULT_REFLECTION`, at
@@ -76,7 +105,9 @@ class KnowledgeBase:
     async def index(self) -> KnowledgeIndex:
         """The search index, opened on first use (created, or rebuilt, from the files)."""
         async with self._index_lock:
-            if self._index is None:
+            if self._index is None and self.own_index:
+                self._index = await KnowledgeIndex.open(IN_MEMORY, fixed_ids=True)
+            elif self._index is None:
                 self.index_path.parent.mkdir(parents=True, exist_ok=True)
                 self._index = await KnowledgeIndex.open(self.index_path)
             return self._index
@@ -91,8 +122,15 @@ class KnowledgeBase:
     ) -> SearchResult:
         """What ``employee`` (None: the operator) may find for ``query`` in one partition,
         the files synced first (see :mod:`framework.knowledge.search`)."""
+        index = await self.index()
         return await search(
-            self, await self.index(), query, employee=employee, partition=partition, limit=limit
+            self,
+            index,
+            query,
+            employee=employee,
+            partition=partition,
+            limit=limit,
+            whole_partition=self.own_index,
         )
 
     async def close(self) -> None:

@@ -1,11 +1,12 @@
-"""How the knowledge stores touch files: one way to read, lock, replace and validate.
+"""How the knowledge stores touch files: one way to read, replace and validate.
 
 - :func:`read_utf8`: a file's text, or an :class:`InputError` naming it and the fix (a folder in
   its place, not UTF-8); the file is never changed by a failed read.
 - :func:`write_atomic`: temp file in the same folder, fsync, ``os.replace``: readers see the old
   file or the new one, never half of one.
-- :func:`file_lock`: ``<file>.lock`` (filelock) around every read-modify-write, so writers in
-  several processes lose nothing.
+- Every read-modify-write holds the file's lock, from the :class:`~framework.file_locks.FileLocks`
+  the stores were built with (``<file>.lock``, or an advisory lock on the database), so writers
+  in several processes, or on several machines, lose nothing.
 - :class:`JsonItems`: a JSON file ``{"format": 1, "items": [...]}`` validated by pydantic on
   every read; a hand-broken one is an :class:`InputError` naming file, line and field, and is
   never overwritten (an edit reads it first and stops there).
@@ -22,16 +23,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Generic, Literal, Self, TypeVar
 
-from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from framework.atomic_files import replace_file
 from framework.errors import InputError, StorageError
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.specs.yaml_loader import load_yaml_text, spec_error, validate
 
-__all__ = ["FileItem", "ItemsDoc", "JsonItems", "build", "file_lock", "read_utf8", "write_atomic"]
+__all__ = ["FileItem", "ItemsDoc", "JsonItems", "build", "read_utf8", "write_atomic"]
 
-LOCK_TIMEOUT = 60.0  # seconds; a write takes milliseconds, so this means a stuck process
 _TMP_PREFIX = ".knowledge-tmp-"
 
 
@@ -76,23 +76,6 @@ def write_atomic(path: Path, text: str) -> None:
         raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-@contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold the inter-process lock of ``path`` (``<path>.lock``) for a read-modify-write."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(f"{path}.lock", timeout=LOCK_TIMEOUT, poll_interval=0.01)
-        lock.acquire()
-    except Timeout as exc:
-        raise StorageError(f"{path} stayed locked for {LOCK_TIMEOUT:.0f}s") from exc
-    except OSError as exc:
-        raise StorageError(f"cannot lock {path}: {exc.strerror or exc}") from exc
-    try:
-        yield
-    finally:
-        lock.release()
-
-
 class FileItem(BaseModel):
     """Base of an item kept in a :class:`JsonItems` file: it has an ``id``."""
 
@@ -126,11 +109,20 @@ class JsonItems(Generic[M]):
     """One JSON items file: validated reads, locked atomic read-modify-write (:meth:`edit`).
 
     ``first`` and ``last`` order each item's keys when written (id and its own words first,
-    bookkeeping last), so the file reads well; they change nothing else.
+    bookkeeping last), so the file reads well; they change nothing else. ``locks``: how its
+    writers exclude each other (default: ``<file>.lock``).
     """
 
-    def __init__(self, path: Path, doc: type[ItemsDoc[M]], *, last: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        doc: type[ItemsDoc[M]],
+        *,
+        last: tuple[str, ...] = (),
+        locks: FileLocks | None = None,
+    ) -> None:
         self.path, self.doc, self._last = path, doc, last
+        self._locks = locks or LocalFileLocks()
 
     def load(self) -> list[M]:
         """The items (none when the file is missing or blank); InputError when it is broken."""
@@ -178,7 +170,7 @@ class JsonItems(Generic[M]):
         A broken file raises before the block runs, so it is never overwritten; an exception
         inside the block writes nothing.
         """
-        with file_lock(self.path):
+        with self._locks.hold(self.path):
             items = self.load()
             before = self.dump(items)
             yield items

@@ -31,7 +31,6 @@ from framework.names import check_name, is_name
 
 from .base import KnowledgeBase
 from .documents import Partition
-from .files import file_lock
 from .library import PARTITIONS
 from .search import Collection, collections_for
 from .topics import TopicStore
@@ -146,7 +145,8 @@ def _forget_files(
     # admin operation, so it opens both partitions' stores directly.
     stores = [("topic", kb.topics(name)) for name in _employees(kb.folder.knowledge_dir, employee)]
     for p in PARTITIONS:
-        store = TopicStore(kb.library.path(p), categories=kb.config.categories, today=kb.today)
+        root, cats = kb.library.path(p), kb.config.categories
+        store = TopicStore(root, categories=cats, today=kb.today, locks=kb.locks)
         stores.append((f"library:{p}", store))
     for layer, store in stores:
         if store.root.is_dir():
@@ -179,12 +179,12 @@ def _person_folders(memory: MemoryStore, person: str, log: _Log) -> None:
     for path in folder.memory_files():
         if path.parent.name == person and is_name(path.parent.parent.name):
             held = ", ".join(sorted(p.name for p in path.parent.iterdir() if p.is_file()))
-            with file_lock(path):  # the lock MEMORY.md's writers take: none is mid-write
+            with memory.locks.hold(path):  # the lock MEMORY.md's writers take: none is mid-write
                 shutil.rmtree(path.parent)
             log.add("memory", folder.root, path.parent, f"deleted ({held})", folder=True)
     for name in _sessions(folder.history_dir, f"dm:{glob_escape(person)}@*"):
         path = folder.history_file(name)
-        with file_lock(path):
+        with memory.locks.hold(path):
             shutil.rmtree(path.parent)
         log.add("history", folder.root, path.parent, "deleted (the DM's HISTORY.md)", folder=True)
 
@@ -195,7 +195,7 @@ async def _resync(kb: KnowledgeBase, log: _Log) -> None:
     findable). A document from a folder synced under another name is restored by a rebuild,
     which syncs every folder the index remembers. Documents of deleted folders are reported."""
     paths = {p.resolve() for p in log.touched}
-    if not paths or not kb.index_path.exists():
+    if not paths or not kb.index_built:
         return  # an index built later is built from the files as they are now
     index = await kb.index()
     dropped: set[str] = set()

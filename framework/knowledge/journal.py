@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from framework.errors import InputError, StorageError
-from framework.knowledge.files import file_lock, read_utf8, write_atomic
+from framework.file_locks import FileLocks, LocalFileLocks
+from framework.knowledge.files import read_utf8, write_atomic
 from framework.memory.similarity import normalize
 from framework.names import check_name
 
@@ -93,11 +94,13 @@ class JournalDay:
 class Journal:
     """Every employee's journals under ``root`` (the data folder's ``journals/``).
 
-    All methods do blocking file I/O: call them from a worker thread in async code.
+    All methods do blocking file I/O: call them from a worker thread in async code. ``locks``:
+    how the writers of a day's file exclude each other (default: ``<file>.lock``).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, locks: FileLocks | None = None) -> None:
         self.root = Path(root)
+        self._locks = locks or LocalFileLocks()
 
     def path(self, employee: str, day: date) -> Path:
         """``{root}/{employee}/{YYYY-MM-DD}.md`` (the name is checked: it stays under root)."""
@@ -127,7 +130,7 @@ class Journal:
             return False
         path = self.path(employee, day)
         stamp = (at or datetime.now().time()).strftime("%H:%M")
-        with file_lock(path):
+        with self._locks.hold(path):
             old = read_utf8(path)
             if old is not None and any(
                 b.entry_id == entry_id for b in _parse(old, path, employee, day).blocks
@@ -155,7 +158,7 @@ class Journal:
         )
         removed: list[tuple[Path, str]] = []
         for path in (f for folder in folders for f in sorted(folder.glob("*.md"))):
-            with file_lock(path):
+            with self._locks.hold(path):
                 text = read_utf8(path)
                 if text is None or key not in normalize(text):
                     continue

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from framework.errors import InputError
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.knowledge.topic_file import Promotion, Topic
 from framework.knowledge.topics import TopicChange, TopicStore
 from framework.memory.similarity import normalize
@@ -44,7 +45,8 @@ class Library:
     """The library under ``root`` (``library/``): ``shared/`` and ``isolated/``.
 
     ``isolated_readers`` are the employees entitled to the isolated partition (from
-    ``knowledge.yaml``: :meth:`from_config`). All I/O blocks: call it from a worker thread.
+    ``knowledge.yaml``: :meth:`from_config`); ``locks``: how the writers of a partition's topic
+    files exclude each other. All I/O blocks: call it from a worker thread.
     """
 
     def __init__(
@@ -54,17 +56,25 @@ class Library:
         isolated_readers: Iterable[str] = (),
         categories: Sequence[str] = DEFAULT_CATEGORIES,
         today: Callable[[], date] = date.today,
+        locks: FileLocks | None = None,
     ) -> None:
         self.root = Path(root)
         self._readers = frozenset(isolated_readers)
         self._today = today
+        self.locks = locks or LocalFileLocks()
         self._stores = {
-            p: TopicStore(self.root / p, categories=categories, today=today) for p in PARTITIONS
+            p: TopicStore(self.root / p, categories=categories, today=today, locks=self.locks)
+            for p in PARTITIONS
         }
 
     @classmethod
     def from_config(
-        cls, root: Path, config: KnowledgeConfig, *, today: Callable[[], date] = date.today
+        cls,
+        root: Path,
+        config: KnowledgeConfig,
+        *,
+        today: Callable[[], date] = date.today,
+        locks: FileLocks | None = None,
     ) -> Library:
         """A library with the readers and categories of a project's ``knowledge.yaml``."""
         return cls(
@@ -72,6 +82,7 @@ class Library:
             isolated_readers=config.isolated.readers,
             categories=config.categories,
             today=today,
+            locks=locks,
         )
 
     def reader(self, employee: str) -> tuple[Partition, ...]:

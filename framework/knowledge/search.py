@@ -14,7 +14,10 @@ the CLI (no one)    every employee's topics and journals, and ``shared``
 One query searches one partition, so an isolated document can never come back from an open
 search, whatever the query. Before each search the collections it reads are synced with their
 folders (mtime and size first, content hash second), so a fact written a moment ago, by a
-session or by hand, is found at once; unchanged files cost a ``stat``.
+session or by hand, is found at once; unchanged files cost a ``stat``. With
+``whole_partition`` (each replica's own index) every collection of the partition is synced and
+nothing else is kept in it, so the scores depend on the files alone (see
+:mod:`framework.knowledge.base`).
 """
 
 from __future__ import annotations
@@ -94,14 +97,23 @@ async def search(
     employee: str | None = None,
     partition: Partition | str = Partition.OPEN,
     limit: int = 5,
+    whole_partition: bool = False,
 ) -> SearchResult:
     """The ``limit`` best documents for ``query`` that ``employee`` may read (see the module
-    doc), after syncing them with their files. A result with no hits says why
-    (``no_match_reason``): no searchable words, or no document holds them."""
+    doc), after syncing them with their files (``whole_partition``: every collection of the
+    partition). A result with no hits says why (``no_match_reason``): no searchable words, or
+    no document holds them."""
     if not query.strip():
         raise InputError("the query is empty", field="query", fix="say what to look for")
     collections = collections_for(kb, employee, partition)
-    await sync(index, collections)
+    if whole_partition:
+        # BM25 scores with the whole partition's statistics: an employee's search is scored
+        # the same on a replica that never synced another employee's folder as on one that
+        # did (and kept documents since deleted) only when both hold exactly the files.
+        every = collections_for(kb, None, partition)
+        await index.sync_partition(partition, [(c.root, c.name, c.scope) for c in every])
+    else:
+        await sync(index, collections)
     return await index.search(
         query,
         collections=[c.name for c in collections],

@@ -8,8 +8,9 @@ it, and each change leaves a short dated note (the newest :data:`MAX_CHANGES` ar
 Search and prompts use :meth:`TopicStore.current_entries`, which leaves superseded entries
 out. Only "forget" (:meth:`TopicStore.remove_entry`, :meth:`TopicStore.remove_topic`) deletes.
 
-Writes hold the store's lock (``{root}/.topics.lock``: a topic must never become two files in
-two categories) and replace files atomically; a hand-broken file is an :class:`InputError`
+Writes hold the store's lock (the one of ``{root}/.topics``: ``.topics.lock``, or an advisory
+lock on the database; a topic must never become two files in two categories) and replace
+files atomically; a hand-broken file is an :class:`InputError`
 naming its line, and is never overwritten. All I/O blocks: call it from a worker thread.
 """
 
@@ -22,7 +23,8 @@ from datetime import date
 from pathlib import Path
 
 from framework.errors import InputError, UnknownNameError
-from framework.knowledge.files import file_lock, read_utf8, write_atomic
+from framework.file_locks import FileLocks, LocalFileLocks
+from framework.knowledge.files import read_utf8, write_atomic
 from framework.knowledge.topic_file import (
     Change,
     Promotion,
@@ -64,7 +66,8 @@ class Removal:
 
 
 class TopicStore:
-    """One collection of topic files under ``root``: ``{category}/{slug}.md``."""
+    """One collection of topic files under ``root``: ``{category}/{slug}.md``; ``locks``: how
+    its writers exclude each other (default: ``.topics.lock``)."""
 
     def __init__(
         self,
@@ -73,8 +76,10 @@ class TopicStore:
         categories: Sequence[str] = DEFAULT_CATEGORIES,
         today: Callable[[], date] = date.today,
         max_changes: int = MAX_CHANGES,
+        locks: FileLocks | None = None,
     ) -> None:
         self.root = Path(root)
+        self.locks = locks or LocalFileLocks()
         self.categories = tuple(check_name(c, field="category") for c in categories)
         self._today = today
         self._max_changes = max_changes
@@ -136,7 +141,7 @@ class TopicStore:
         or one that counts the changes) is recorded when anything changed.
         ``promotion`` records where a library topic came from (see ``library.py``)."""
         add = [add] if isinstance(add, str) else add  # one entry, not one per character
-        with file_lock(self._lock):
+        with self.locks.hold(self._lock):
             slug, category = _slug(topic), self._category(category)
             found = self._matches(slug, None)
             here = [p for p in found if p.parent.name == category]
@@ -185,7 +190,7 @@ class TopicStore:
 
     def review(self, topic: str, category: str | None = None, *, day: date | None = None) -> Topic:
         """Record that the topic was reviewed on ``day`` (default today): it is not stale."""
-        with file_lock(self._lock):
+        with self.locks.hold(self._lock):
             old = self.show(topic, category)
             new = dataclasses.replace(old, last_review=day or self._today())
             write_atomic(old.path, new.render())
@@ -203,7 +208,7 @@ class TopicStore:
                 f"{text!r} has no words to match", field="text", fix="say what to forget"
             )
         removed: list[Removal] = []
-        with file_lock(self._lock):
+        with self.locks.hold(self._lock):
             for old in [self.show(topic, category)] if topic else self.list():
                 keep = [e for e in old.entries if needle not in normalize(e)]
                 keep_old = [
@@ -229,7 +234,7 @@ class TopicStore:
 
     def remove_topic(self, topic: str, category: str | None = None) -> Topic:
         """Forget a whole topic: delete its file and return what it held."""
-        with file_lock(self._lock):
+        with self.locks.hold(self._lock):
             old = self.show(topic, category)
             old.path.unlink()
         return old

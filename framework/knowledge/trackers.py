@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 from framework.errors import InputError
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.knowledge.files import ItemsDoc, JsonItems, build
 from framework.knowledge.tracker_items import (
     LAST_FIELDS,
@@ -91,12 +92,20 @@ _DOCS: dict[TrackerKind, type[ItemsDoc[Any]]] = {
 class Trackers:
     """Every employee's trackers, and the shared proposals, under ``root`` (``trackers/``).
 
-    ``today`` is the clock for the dates written (injected: tests and replays are exact).
+    ``today`` is the clock for the dates written (injected: tests and replays are exact);
+    ``locks``: how the writers of one file exclude each other (default: ``<file>.lock``).
     """
 
-    def __init__(self, root: Path, *, today: Callable[[], date] = date.today) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        today: Callable[[], date] = date.today,
+        locks: FileLocks | None = None,
+    ) -> None:
         self.root = Path(root)
         self._today = today
+        self._locks = locks or LocalFileLocks()
 
     def tasks(self, employee: str) -> list[Task]:
         """Every task of ``employee``, in file order."""
@@ -295,10 +304,11 @@ class Trackers:
 
     def _file(self, employee: str, kind: TrackerKind, doc: type[ItemsDoc[M]]) -> JsonItems[M]:
         path = self.root / check_name(employee, field="employee") / f"{kind}.json"
-        return JsonItems(path, doc, last=LAST_FIELDS)
+        return JsonItems(path, doc, last=LAST_FIELDS, locks=self._locks)
 
     def _proposals(self) -> JsonItems[Proposal]:
-        return JsonItems(self.root / "proposals.json", ItemsDoc[Proposal], last=LAST_FIELDS)
+        path = self.root / "proposals.json"
+        return JsonItems(path, ItemsDoc[Proposal], last=LAST_FIELDS, locks=self._locks)
 
     def _employees(self) -> list[str]:
         if not self.root.is_dir():

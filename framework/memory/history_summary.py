@@ -14,26 +14,25 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
 
-from filelock import FileLock
-
 from framework.atomic_files import replace_file
 from framework.errors import StorageError
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.memory.similarity import normalize
 
 __all__ = ["HEADER", "HistorySummary"]
 
 HEADER = "# HISTORY"
-_LOCK_TIMEOUT = 60.0  # seconds; a writer stuck this long is a broken disk, not a busy room
 _TMP_PREFIX = ".history-tmp-"
 _MARKER = "<!-- batch "
 
 
 class HistorySummary:
-    """One session's HISTORY.md. Writers in several processes serialise on ``<path>.lock``."""
+    """One session's HISTORY.md. Writers in several processes serialise on its lock
+    (``locks``; default: ``<path>.lock``)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, locks: FileLocks | None = None) -> None:
         self.path = Path(path)
-        self._lock = FileLock(f"{self.path}.lock", timeout=_LOCK_TIMEOUT, poll_interval=0.01)
+        self._locks = locks or LocalFileLocks()
 
     def append(self, lines: Sequence[tuple[date, str]], *, batch_id: str | None = None) -> bool:
         """Append ``YYYY-MM-DD text`` lines in the given order, all or none.
@@ -52,7 +51,7 @@ class HistorySummary:
         added = "".join(f"{entry}\n" for entry in [marker, *entries] if entry).encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._lock:
+            with self._locks.hold(self.path):
                 old = self.path.read_bytes() if self.path.exists() else b""
                 if not old.strip():
                     old = f"{HEADER}\n".encode()
@@ -62,7 +61,7 @@ class HistorySummary:
                     return False
                 self._replace(old + added)
                 return True
-        except OSError as exc:  # filelock.Timeout is an OSError too
+        except OSError as exc:
             raise StorageError(f"cannot append to {self.path}: {exc}") from exc
 
     def forget(self, needle: str) -> list[str]:
@@ -72,7 +71,7 @@ class HistorySummary:
         if not key or not self.path.exists():
             return []
         try:
-            with self._lock:
+            with self._locks.hold(self.path):
                 raw = self.path.read_text(encoding="utf-8")
                 lines = raw.splitlines(keepends=True)
                 gone = [ln for ln in lines if ln.strip() != HEADER and key in normalize(ln)]

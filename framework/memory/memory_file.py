@@ -16,7 +16,8 @@ Format (what :meth:`MemoryFile.render` writes; one entry per line)::
 
 People edit this file by hand, so reading is lenient: anything odd is read as well as possible
 and reported in :attr:`MemoryDoc.warnings`; the next write stores the cleaned-up form. Writes
-hold an inter-process lock around read-modify-write and replace the file atomically.
+hold the file's lock around read-modify-write (:mod:`framework.file_locks`: ``MEMORY.md.lock``,
+or an advisory lock on the database) and replace the file atomically.
 
 Nothing is ever rewritten lossily: a file that is not UTF-8 (saved as GBK, say) is read with
 U+FFFD in place of what does not decode, but every write to it is refused
@@ -33,10 +34,9 @@ from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from framework.atomic_files import replace_file
 from framework.errors import InputError, MemoryCapExceeded, StorageError
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.language import is_english
 from framework.memory.entries import (
     DEFAULT_TITLES,
@@ -58,11 +58,12 @@ __all__ = ["MemoryChange", "MemoryDoc", "MemoryFile"]
 
 FACTS_FILE = "facts.json"
 """Beside MEMORY.md: sources, confirmation dates, superseded values (see ``fact_log``)."""
-_LOCK_TIMEOUT = 30.0  # seconds; a write takes milliseconds, so this means a stuck process
 
 
 class MemoryFile:
-    """One MEMORY.md (one employee x one user) at ``path``, capped at ``cap`` characters."""
+    """One MEMORY.md (one employee x one user) at ``path``, capped at ``cap`` characters.
+
+    ``locks``: how its writers exclude each other (default: ``MEMORY.md.lock``)."""
 
     def __init__(
         self,
@@ -75,6 +76,7 @@ class MemoryFile:
         today: Callable[[], date] = date.today,
         language: str | None = None,
         new_language: str | None = None,
+        locks: FileLocks | None = None,
     ) -> None:
         unknown = set(titles or {}) - set(SECTION_IDS)
         if unknown:
@@ -92,7 +94,7 @@ class MemoryFile:
         self.today = today
         self.facts = FactLog(self.path.with_name(FACTS_FILE))
         """Where each entry came from, when confirmed, what corrections replaced."""
-        self._lock = FileLock(f"{self.path}.lock", timeout=_LOCK_TIMEOUT)
+        self._locks = locks or LocalFileLocks()
         # Titles in either language or the bare id are recognised, so switching the configured
         # language (or a hand-edit) loses nothing; the configured titles win on a clash.
         self._aliases: dict[str, str] = {}
@@ -295,7 +297,7 @@ class MemoryFile:
                 return MemoryChange("removed" if gone else "unchanged", sid, None, None)
 
             self._mutate(sid, apply)
-        with self._lock:  # a forgotten value must not live on as a superseded line either
+        with self._locks.hold(self.path):  # nor may it live on as a superseded line
             self.facts.forget(lambda text: key in normalize(text))
         return removed
 
@@ -329,7 +331,7 @@ class MemoryFile:
     ) -> MemoryChange:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._lock:
+            with self._locks.hold(self.path):
                 doc = self.read()
                 if doc.write_refusal is not None:
                     raise doc.write_refusal
@@ -355,8 +357,6 @@ class MemoryFile:
                     self._write(new_text)
                 self._record(doc, change, source)
                 return change
-        except Timeout as exc:
-            raise StorageError(f"{self.path} stayed locked for {_LOCK_TIMEOUT:.0f}s") from exc
         except OSError as exc:
             raise StorageError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
 

@@ -1,7 +1,8 @@
 """The memory files of one data folder: MEMORY.md per (employee x user), HISTORY.md per session.
 
 Where they live is :class:`~framework.data_folder.DataFolder`'s to say (it also checks the
-names, so no path leaves ``memory/``); this module builds the file objects with the settings.
+names, so no path leaves ``memory/``); this module builds the file objects with the settings
+and the locks their writers take (:mod:`framework.file_locks`, given by whoever built it).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from framework.atomic_files import replace_file
 from framework.data_folder import DataFolder
-from framework.errors import InputError
+from framework.errors import InputError, StorageError
+from framework.file_locks import FileLocks, LocalFileLocks
 from framework.memory.entries import SECTION_IDS
 from framework.memory.history_summary import HistorySummary
 from framework.memory.memory_file import MemoryFile
@@ -28,9 +31,15 @@ class MemoryStore:
     """Builds the memory files of one data folder with the configured cap and titles."""
 
     def __init__(
-        self, settings: Settings, *, language_of: Callable[[str], Language | None] | None = None
+        self,
+        settings: Settings,
+        *,
+        language_of: Callable[[str], Language | None] | None = None,
+        locks: FileLocks | None = None,
     ) -> None:
         self.settings = settings
+        self.locks = locks or LocalFileLocks()
+        """How the writers of one file exclude each other (``<file>.lock`` without a database)."""
         self.language_of = language_of or _unknown
         """Employee id -> its language (the card's, else its persona's), which a new MEMORY.md's
         titles follow; None (an unknown employee): the first entry's language."""
@@ -55,6 +64,7 @@ class MemoryStore:
                 cap=self.settings.memory_cap,
                 titles=self.settings.memory_titles,
                 new_language=self.language_of(employee),
+                locks=self.locks,
             )
         return self._memories[key]
 
@@ -86,13 +96,16 @@ class MemoryStore:
                 fix=f"choose from {', '.join(SECTION_IDS)}",
             )
         path = self.shared_path(employee, user)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(sorted(chosen)), encoding="utf-8")
+        try:  # replaced whole: a reader on any replica sees the old choice or the new one
+            path.parent.mkdir(parents=True, exist_ok=True)
+            replace_file(path, json.dumps(sorted(chosen)).encode(), prefix=f".{path.name}.")
+        except OSError as exc:
+            raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
         return chosen
 
     def history(self, key: SessionKey | str) -> HistorySummary:
         """The session's ``history/{channel}:{chat_id}/HISTORY.md``."""
         name = str(key)
         if name not in self._histories:
-            self._histories[name] = HistorySummary(self.folder.history_file(name))
+            self._histories[name] = HistorySummary(self.folder.history_file(name), locks=self.locks)
         return self._histories[name]

@@ -103,7 +103,8 @@ def _store(kb: KnowledgeBase, employee: str | None, library: str) -> TopicStore:
     part: Literal["shared", "isolated"] = "isolated" if library == "isolated" else "shared"
     from framework.knowledge.topics import TopicStore
 
-    return TopicStore(kb.library.path(part), categories=kb.config.categories, today=kb.today)
+    path = kb.library.path(part)
+    return TopicStore(path, categories=kb.config.categories, today=kb.today, locks=kb.locks)
 
 
 @app.command("list")
