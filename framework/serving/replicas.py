@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
+from framework.database.pool import is_outage
 from framework.serving.pg_ledger import REPLICA_PREFIX
 
 if TYPE_CHECKING:
@@ -80,5 +81,8 @@ class Presence:
                     await self.leave()
                     await self._take()
                 await self._sweep()
-            except Exception:  # a database hiccup: the next sweep tries again
-                log.exception("sweeping for orphaned messages failed")
+            except Exception as exc:  # a database hiccup: the next sweep tries again
+                if not is_outage(exc):
+                    log.exception("sweeping for orphaned messages failed")
+                else:  # a restart or the network: expected, and said once per turn
+                    log.warning("sweeping for orphaned messages: database unreachable: %s", exc)
