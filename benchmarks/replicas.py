@@ -631,6 +631,10 @@ def main() -> int:
             code = asyncio.run(main_async(args, work, cluster.create_database("bench"), cluster))
         finally:
             cluster.stop()
+        if code == 0:
+            shutil.rmtree(cluster.folder, ignore_errors=True)
+        else:  # its ledger and checkpoints explain the failure: start it again to read them
+            print(f"database kept in {cluster.folder} (LocalCluster(folder).start())")
     if code == 0:
         shutil.rmtree(work, ignore_errors=True)
     return code
