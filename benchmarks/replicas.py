@@ -18,7 +18,13 @@ simulator, a test double sleeping ``--delay`` s per call) are written to a temp 
   in state queued/running at the kill) is answered (no longer queued/running) by another;
 - ``--sse-rooms`` rooms each have an SSE client that reconnects with ``Last-Event-ID`` to a
   random live replica when its stream breaks (its replica was killed) and every ``--sse-switch``
-  s anyway.
+  s anyway;
+- ``--restart-db-at`` s (may be given more than once; the throwaway cluster only): PostgreSQL is
+  stopped (``pg_ctl stop -m fast``: every connection dropped), left down ``--db-down`` s, and
+  started again on the same port, under load. A replica answers 503 with ``Retry-After`` while
+  it cannot reach the database; the load client waits that long and posts again, as a real
+  client does. Its recovery time: from the stop until every message queued or running at the
+  stop is answered. ``--kill-every 0``: no kills (a restart alone).
 
 At the end (all replicas up) the ledger is drained (no queued/running row) and every room's
 history is read with ``JsonlLog.read_all`` (which drops lines of a fenced, stale lease):
@@ -149,6 +155,10 @@ class Run:
     failovers: list[float] = field(default_factory=list)
     empty_kills: int = 0
     failover_timeouts: int = 0
+    retried_after: int = 0  # 503/429 answers the client waited out (Retry-After) and resent
+    db_restarts: list[str] = field(default_factory=list)  # one line per restart
+    db_recoveries: list[float] = field(default_factory=list)
+    db_recovery_timeouts: int = 0
     sse_ids: dict[str, list[str]] = field(default_factory=dict)
     sse_reconnects: int = 0
     stopping: bool = False
@@ -178,11 +188,23 @@ async def post(run: Run, client: httpx.AsyncClient, room: str, mid: str, first: 
                 run.accepted[mid] = room
                 return
             run.refusals[f"{answer.status_code} {answer.text[:80]}"] += 1
+            if answer.status_code in (429, 503):  # as a client does: wait, send it again there
+                run.retried_after += 1
+                await asyncio.sleep(retry_after(answer))
+                continue
         except httpx.TransportError as exc:
             run.refusals[type(exc).__name__] += 1
         await asyncio.sleep(0.2)
         target = random.choice(run.live(target))
     run.unsent += 1
+
+
+def retry_after(answer: httpx.Response) -> float:
+    """The seconds a 503/429 answer asks to wait (its ``Retry-After``; 1 when it has none)."""
+    try:
+        return max(0.0, float(answer.headers.get("Retry-After", "1")))
+    except ValueError:
+        return 1.0
 
 
 async def redeliver(run: Run, client: httpx.AsyncClient, room: str, mid: str) -> None:
@@ -216,22 +238,34 @@ async def drive_posts(run: Run, args: argparse.Namespace, rooms: list[str]) -> N
         await asyncio.gather(*tasks)
 
 
-async def pending_of(db_url: str, pid: int) -> set[tuple[str, str]]:
-    async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as conn:
-        cur = await conn.execute(
-            "SELECT session, message_id FROM staffroom_ingest "
-            "WHERE state IN ('queued', 'running') AND owner LIKE %s",
-            (f"%:{pid}:%",),
-        )
-        return {(str(a), str(b)) for a, b in await cur.fetchall()}
+async def pending_rows(db_url: str, owner_pid: int | None = None) -> set[tuple[str, str]]:
+    """(session, message_id) of the ledger rows queued or running (of one replica's pid, or of
+    all); asked again until the database answers (it may be restarting)."""
+    sql = "SELECT session, message_id FROM staffroom_ingest WHERE state IN ('queued', 'running')"
+    params: tuple[str, ...] = ()
+    if owner_pid is not None:
+        sql, params = sql + " AND owner LIKE %s", (f"%:{owner_pid}:%",)
+    while True:
+        try:
+            async with await psycopg.AsyncConnection.connect(
+                db_url, autocommit=True, connect_timeout=5
+            ) as conn:
+                cur = await conn.execute(sql, params)
+                return {(str(a), str(b)) for a, b in await cur.fetchall()}
+        except psycopg.OperationalError:
+            await asyncio.sleep(0.2)
 
 
-async def still_pending(db_url: str, rows: set[tuple[str, str]]) -> int:
-    async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as conn:
-        cur = await conn.execute(
-            "SELECT session, message_id FROM staffroom_ingest WHERE state IN ('queued', 'running')"
-        )
-        return len(rows & {(str(a), str(b)) for a, b in await cur.fetchall()})
+async def until_answered(
+    rows: set[tuple[str, str]], db_url: str, since: float, limit: float
+) -> float | None:
+    """Seconds from ``since`` until none of ``rows`` is queued or running (None: not within
+    ``limit`` s)."""
+    while time.monotonic() < since + limit:
+        if not rows & await pending_rows(db_url):
+            return time.monotonic() - since
+        await asyncio.sleep(0.2)
+    return None
 
 
 async def measure_failover(
@@ -240,13 +274,11 @@ async def measure_failover(
     if not rows:
         run.empty_kills += 1
         return
-    deadline = killed + limit
-    while time.monotonic() < deadline:
-        if await still_pending(run.db_url, rows) == 0:
-            run.failovers.append(time.monotonic() - killed)
-            return
-        await asyncio.sleep(0.2)
-    run.failover_timeouts += 1
+    took = await until_answered(rows, run.db_url, killed, limit)
+    if took is None:
+        run.failover_timeouts += 1
+    else:
+        run.failovers.append(took)
 
 
 async def drive_kills(run: Run, args: argparse.Namespace) -> list[asyncio.Task[None]]:
@@ -255,7 +287,7 @@ async def drive_kills(run: Run, args: argparse.Namespace) -> list[asyncio.Task[N
     tasks: list[asyncio.Task[None]] = []
     start = time.monotonic()
     n = 0
-    while (n + 1) * args.kill_every <= args.duration:
+    while args.kill_every > 0 and (n + 1) * args.kill_every <= args.duration:
         n += 1
         await asyncio.sleep(max(0.0, start + n * args.kill_every - time.monotonic()))
         victim = random.choice([r for r in run.replicas if r.up] or run.replicas)
@@ -264,7 +296,7 @@ async def drive_kills(run: Run, args: argparse.Namespace) -> list[asyncio.Task[N
         pid = victim.proc.pid
         victim.kill()
         killed = time.monotonic()
-        rows = await pending_of(run.db_url, pid)
+        rows = await pending_rows(run.db_url, pid)
         tasks.append(asyncio.create_task(measure_failover(run, rows, killed, args.drain_timeout)))
         tasks.append(asyncio.create_task(asyncio.to_thread(victim.start)))
         print(
@@ -273,6 +305,34 @@ async def drive_kills(run: Run, args: argparse.Namespace) -> list[asyncio.Task[N
             flush=True,
         )
     return tasks
+
+
+async def drive_db_restarts(run: Run, args: argparse.Namespace, cluster: LocalCluster) -> None:
+    """Stop PostgreSQL (fast: every connection dropped) at each ``--restart-db-at`` second,
+    start it again ``--db-down`` s later on the same port, and time each recovery."""
+    start = time.monotonic()
+    for at in sorted(args.restart_db_at):
+        await asyncio.sleep(max(0.0, start + at - time.monotonic()))
+        rows = await pending_rows(run.db_url)
+        stopped = time.monotonic()
+        await asyncio.to_thread(cluster.stop, "fast")
+        await asyncio.sleep(args.db_down)
+        await asyncio.to_thread(cluster.start)
+        down = time.monotonic() - stopped
+        took = await until_answered(rows, run.db_url, stopped, args.drain_timeout)
+        if took is None:
+            run.db_recovery_timeouts += 1
+        else:
+            run.db_recoveries.append(took)
+        answered = (
+            "not all answered" if took is None else f"all answered {took:.1f} s after the stop"
+        )
+        line = (
+            f"PostgreSQL restart at {stopped - start:.1f} s: down {down:.1f} s, "
+            f"{len(rows)} queued/running at the stop, {answered}"
+        )
+        run.db_restarts.append(line)
+        print(f"  {line}", flush=True)
 
 
 async def listen(run: Run, room: str, switch: float) -> None:
@@ -393,7 +453,9 @@ def sse_figures(run: Run, histories: dict[str, list[str]]) -> Counter[str]:
     return counts
 
 
-async def main_async(args: argparse.Namespace, work: Path, db_url: str) -> int:
+async def main_async(
+    args: argparse.Namespace, work: Path, db_url: str, cluster: LocalCluster | None
+) -> int:
     project = work / "project"
     shutil.copytree(ROOT / "agents", project / "agents")
     (project / "scenarios").mkdir()
@@ -411,13 +473,15 @@ async def main_async(args: argparse.Namespace, work: Path, db_url: str) -> int:
     try:
         for replica in replicas:  # one at a time: the first applies the migrations
             await asyncio.to_thread(replica.start)
-        return await exercise(Run(replicas, db_url), args, work)
+        return await exercise(Run(replicas, db_url), args, work, cluster)
     finally:
         for replica in replicas:
             replica.stop()
 
 
-async def exercise(run: Run, args: argparse.Namespace, work: Path) -> int:
+async def exercise(
+    run: Run, args: argparse.Namespace, work: Path, cluster: LocalCluster | None
+) -> int:
     """Open the rooms, post, kill, drain, check; the verdict's exit code."""
     replicas, db_url = run.replicas, run.db_url
     rooms = [f"r{i:03d}" for i in range(args.rooms)]
@@ -427,18 +491,26 @@ async def exercise(run: Run, args: argparse.Namespace, work: Path) -> int:
             answer = await client.put(f"{target.url}/api/rooms/{room}", json={"scenario": "bench"})
             if answer.status_code != 200:
                 sys.exit(f"opening room {room} failed: {answer.status_code} {answer.text}")
+    kills = f"kill -9 every {args.kill_every:g} s" if args.kill_every > 0 else "no kills"
+    restarts = " ".join(f"{at:g}" for at in sorted(args.restart_db_at))
     print(
-        f"{len(replicas)} replicas, {len(rooms)} rooms, {args.duration:g} s, kill -9 every "
-        f"{args.kill_every:g} s, lease {args.lease:g} s, model delay {args.delay:g} s",
+        f"{len(replicas)} replicas, {len(rooms)} rooms, {args.duration:g} s, {kills}, lease "
+        f"{args.lease:g} s, model delay {args.delay:g} s"
+        + (f", PostgreSQL restarted at {restarts} s (down {args.db_down:g} s)" if restarts else ""),
         flush=True,
     )
     listeners = [
         asyncio.create_task(listen(run, r, args.sse_switch)) for r in rooms[: args.sse_rooms]
     ]
     started = time.monotonic()
-    kills = asyncio.create_task(drive_kills(run, args))
+    killing = asyncio.create_task(drive_kills(run, args))
+    restarting = None
+    if cluster is not None and args.restart_db_at:
+        restarting = asyncio.create_task(drive_db_restarts(run, args, cluster))
     await drive_posts(run, args, rooms)
-    measures = await kills
+    measures = await killing
+    if restarting is not None:
+        await restarting
     deadline = time.monotonic() + args.drain_timeout
     while (left := ledger_pending(db_url)) and time.monotonic() < deadline:
         await asyncio.sleep(0.5)
@@ -465,8 +537,10 @@ async def exercise(run: Run, args: argparse.Namespace, work: Path) -> int:
     print(
         f"posts accepted {len(run.accepted)}, never accepted {run.unsent}, redelivered "
         f"{run.redelivered} ({run.redelivered_duplicate} answered as duplicates), "
-        f"drained after {drained:.0f} s"
+        f"resent after Retry-After {run.retried_after}, drained after {drained:.0f} s"
     )
+    for line in run.db_restarts:
+        print(line)
     if samples:
         listed = " ".join(f"{s:.1f}" for s in samples)
         print(f"failover s ({len(samples)} kills): {listed}")
@@ -502,8 +576,12 @@ async def exercise(run: Run, args: argparse.Namespace, work: Path) -> int:
         "undrained",
     ]
     figures = " ".join(f"{name} {counts[name]}" for name in names)
-    bad = any(counts[name] for name in names) or run.failover_timeouts
-    print(f"{'FAIL' if bad else 'ok'}: {figures} failover-timeouts {run.failover_timeouts}")
+    timeouts = run.failover_timeouts + run.db_recovery_timeouts
+    bad = any(counts[name] for name in names) or timeouts or run.unsent
+    figures += f" never-accepted {run.unsent} failover-timeouts {run.failover_timeouts}"
+    if args.restart_db_at:
+        figures += f" db-recovery-timeouts {run.db_recovery_timeouts}"
+    print(f"{'FAIL' if bad else 'ok'}: {figures}")
     if bad:
         print(f"logs kept in {work}")
     return 1 if bad else 0
@@ -525,21 +603,38 @@ def main() -> int:
     parser.add_argument("--drain-timeout", type=float, default=180)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument(
+        "--restart-db-at",
+        type=float,
+        action="append",
+        default=[],
+        metavar="SECONDS",
+        help="restart PostgreSQL this many seconds into the load (again for more restarts)",
+    )
+    parser.add_argument(
+        "--db-down", type=float, default=0.0, help="seconds PostgreSQL stays down per restart"
+    )
+    parser.add_argument(
         "--database", default=None, help="an empty database's URL (default: a throwaway cluster)"
     )
     args = parser.parse_args()
+    if args.restart_db_at and args.database:
+        parser.error("--restart-db-at restarts the throwaway cluster: leave out --database")
     # timeout(1) and Ctrl-C end the run through the finally blocks: no replica or cluster left
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     random.seed(args.seed)
     work = Path(tempfile.mkdtemp(prefix="bench-replicas-"))
     if args.database:
-        code = asyncio.run(main_async(args, work, args.database))
+        code = asyncio.run(main_async(args, work, args.database, None))
     else:
         cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="bench-replicas-pg-"))).start()
         try:
-            code = asyncio.run(main_async(args, work, cluster.create_database("bench")))
+            code = asyncio.run(main_async(args, work, cluster.create_database("bench"), cluster))
         finally:
             cluster.stop()
+        if code == 0:
+            shutil.rmtree(cluster.folder, ignore_errors=True)
+        else:  # its ledger and checkpoints explain the failure: start it again to read them
+            print(f"database kept in {cluster.folder} (LocalCluster(folder).start())")
     if code == 0:
         shutil.rmtree(work, ignore_errors=True)
     return code

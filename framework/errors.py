@@ -112,6 +112,11 @@ class RoomBusyError(StaffroomError):
     """Another process holds this room's run lock."""
 
 
+class RoomLeasedError(RoomBusyError):
+    """Another live replica holds this room's lease (on a database): a queued message that
+    waited for the room goes back to the shared queue, it is not dropped."""
+
+
 class ModelError(StaffroomError):
     """A chat model could not be built or called."""
 

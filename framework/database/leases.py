@@ -18,14 +18,14 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from framework.database.migrations import Migration
 from framework.database.pool import Database
-from framework.errors import LeaseLostError, RoomBusyError
+from framework.errors import LeaseLostError, RoomLeasedError
 
 __all__ = ["LEASE_MIGRATIONS", "Fence", "HeldLease", "Lease", "Leases"]
 
@@ -159,7 +159,7 @@ class Leases:
         self, session: str, *, wait: float, fence: Fence | None = None
     ) -> AsyncIterator[HeldLease]:
         """Hold ``session``'s lease for the block: take it (retrying for up to ``wait``
-        seconds, then :class:`RoomBusyError` naming the holder), renew it every ``seconds``/3
+        seconds, then :class:`RoomLeasedError` naming the holder), renew it every ``seconds``/3
         in the background, release it on exit. ``held.lost`` is set when a renewal fails;
         ``fence`` (the fenced checkpointer) is kept fenced by the current lease meanwhile."""
         lease, sent = await self._take(session, wait)
@@ -170,12 +170,15 @@ class Leases:
         try:
             yield held
         finally:
-            held.released = True
+            held.released = True  # the renewals stop at their next turn, whatever comes below
             renewing.cancel()
-            with suppress(asyncio.CancelledError):
-                await renewing
-            if fence is not None:
-                fence.unfence(session)
+            try:
+                # Bounded, and never swallowing a cancellation of this task: a renewal that
+                # ignored its stop would otherwise hold the room (and this run) for ever.
+                await _stopped(renewing, within=self.seconds, what=str(held))
+            finally:
+                if fence is not None:
+                    fence.unfence(session)
             try:
                 await self.release(held.lease)
             except Exception as exc:  # it expires by itself; the next taker bumps the epoch
@@ -196,7 +199,7 @@ class Leases:
             await asyncio.sleep(min(pause, left))
         holder = await self.holder(session)
         who = holder.owner if holder is not None else "another replica"
-        raise RoomBusyError(
+        raise RoomLeasedError(
             f"room {session} is being run by replica {who}; it is free again when that "
             f"replica closes it, or {self.seconds:g} s after that replica stops renewing its "
             "lease: send the request to that replica, or try again later"
@@ -208,7 +211,7 @@ class Leases:
         # granted it later, never earlier, so this replica gives up no later than the lease
         # ends, and a replica that cannot reach the database gives the room up in time.
         valid_until = held.valid_until
-        while True:
+        while not held.released:
             await asyncio.sleep(every)
             sent = time.monotonic()
             left = valid_until - sent
@@ -217,7 +220,11 @@ class Leases:
                 renewed = None
             else:
                 try:
-                    renewed = await asyncio.wait_for(self.renew(held.lease), timeout=left)
+                    # asyncio.timeout, not wait_for: on Python 3.11, wait_for cancelled just as
+                    # its call's answer comes in returns the answer (cpython #86296), so the
+                    # stop at the end of a run was lost and this loop renewed the room for ever.
+                    async with asyncio.timeout(left):
+                        renewed = await self.renew(held.lease)
                 except Exception as exc:  # TimeoutError included: a hung call is a failed one
                     if time.monotonic() < valid_until:
                         log.warning("renewing the lease on room %s failed, retrying: %s", held, exc)
@@ -225,6 +232,8 @@ class Leases:
                     said = str(exc) or type(exc).__name__
                     log.warning("lost the lease on room %s: database unreachable: %s", held, said)
                     renewed = None
+            if held.released:  # the run ended meanwhile: its fence is gone, leave it so
+                return
             if renewed is None:
                 if fence is not None:
                     fence.unfence(held.lease.session)
@@ -234,6 +243,16 @@ class Leases:
             valid_until = held.valid_until = sent + self.seconds
             if fence is not None:
                 fence.fence(renewed.session, renewed)
+
+
+async def _stopped(task: asyncio.Task[None], *, within: float, what: str) -> None:
+    """Wait (at most ``within`` seconds) for the cancelled renewal ``task`` to end; log what
+    it raised, or that it did not end (its loop still stops at its next turn)."""
+    done, _ = await asyncio.wait({task}, timeout=within)
+    if not done:
+        log.warning("the renewals of the lease on room %s did not stop in %g s", what, within)
+    elif not task.cancelled() and (exc := task.exception()) is not None:
+        log.warning("renewing the lease on room %s failed: %r", what, exc)
 
 
 class HeldLease:

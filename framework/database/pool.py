@@ -32,13 +32,22 @@ INSTALL_HINT = "install the PostgreSQL extra: pip install 'staffroom[postgres]'"
 
 def is_outage(exc: BaseException) -> bool:
     """Whether ``exc`` says the database could not be reached (a restart, a dropped
-    connection, a pool with none to lend): what is worth running again once it is back."""
+    connection, a pool with none to lend): what is worth running again once it is back.
+    An error raised from one (a store's :class:`StorageError` naming what it could not read)
+    is one too."""
     try:
         from psycopg import OperationalError
         from psycopg_pool import PoolTimeout
     except ImportError:  # no `postgres` extra: no database, so no outage either
         return False
-    return isinstance(exc, OperationalError | PoolTimeout)
+    seen: BaseException | None = exc
+    for _ in range(8):  # a cause chain is short; a cycle must not loop
+        if seen is None:
+            return False
+        if isinstance(seen, OperationalError | PoolTimeout):
+            return True
+        seen = seen.__cause__
+    return False
 
 
 def replica_id() -> str:

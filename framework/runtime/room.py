@@ -387,8 +387,11 @@ class Room:
             yield event
 
     async def _stream(self, payload: Any) -> AsyncIterator[Event]:
+        # "sync": a step's checkpoint is written before the next step runs, so the log is never
+        # more than the step under way ahead of it (with "async", a lost write let a later
+        # message reuse a logged turn's ids: tests/database/test_cut_run_ids.py).
         async for item in self._graph.astream(
-            payload, self._config, context=self._deps, stream_mode="custom"
+            payload, self._config, context=self._deps, stream_mode="custom", durability="sync"
         ):
             if isinstance(item, Event):
                 yield item

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
+from framework.database.pool import is_outage
 from framework.serving.pg_ledger import REPLICA_PREFIX
 
 if TYPE_CHECKING:
@@ -45,8 +46,9 @@ class Presence:
         await self._take()
 
     async def _take(self) -> None:
-        self._hold = self._leases.hold(self._name, wait=self._every)
-        self._held = await self._hold.__aenter__()
+        hold = self._leases.hold(self._name, wait=self._every)
+        self._held = await hold.__aenter__()
+        self._hold = hold  # only once taken: leave() gives back a lease held, nothing else
 
     def sweep_every(self) -> None:
         """Sweep in the background from now on."""
@@ -70,13 +72,17 @@ class Presence:
         while True:
             await asyncio.sleep(self._every)
             try:
-                if self._held is not None and self._held.lost.is_set():
+                if self._held is None or self._held.lost.is_set():
                     # Paused or cut off past the lease: the others may have adopted what this
                     # replica had queued (its runs find those answered, in the log). Present
-                    # again from now on, under a new lease.
+                    # again from now on, under a new lease; a take that failed (the database
+                    # still down) is tried again at the next turn, not given up.
                     log.warning("this replica's presence lapsed; taking it again")
                     await self.leave()
                     await self._take()
                 await self._sweep()
-            except Exception:  # a database hiccup: the next sweep tries again
-                log.exception("sweeping for orphaned messages failed")
+            except Exception as exc:  # a database hiccup: the next sweep tries again
+                if not is_outage(exc):
+                    log.exception("sweeping for orphaned messages failed")
+                else:  # a restart or the network: expected, and said once per turn
+                    log.warning("sweeping for orphaned messages: database unreachable: %s", exc)

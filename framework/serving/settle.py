@@ -1,9 +1,9 @@
 """What the ledger keeps of a message once its run ended: its result, or why it runs again.
 
 - answered: the result is stored for every part of the message (a redelivery gets it);
-- the room's lease was lost to another replica mid-run, or the database went away (a restart):
-  the message goes back to the shared queue (state ``queued``, no owner), for whichever
-  replica sweeps next;
+- the room's lease was lost to another replica mid-run, another replica held the room for
+  longer than the run waited for it, or the database went away (a restart): the message goes
+  back to the shared queue (state ``queued``, no owner), for whichever replica sweeps next;
 - failed: the message is forgotten, so the sender's retry runs it again (the log's ids keep
   the message itself from being stored twice);
 - the ledger itself could not be written (a database outage): nothing is changed there, so
@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 
 from framework.database.pool import is_outage
-from framework.errors import LeaseLostError, StorageError
+from framework.errors import LeaseLostError, RoomLeasedError, StorageError
 from framework.serving.lanes import Item
 from framework.serving.ledger import Ledger
 from framework.serving.results import PostResult
@@ -42,7 +42,7 @@ async def settle(ledger: Ledger, key: str, item: Item, outcome: PostResult | Bas
         return
     if isinstance(outcome, PostResult):
         item.done.set_result(outcome)
-    elif isinstance(outcome, LeaseLostError) or is_outage(outcome):
+    elif _not_its_fault(outcome):
         item.done.set_result(PostResult(key, item.message_id, "queued", "enqueue"))
     else:
         item.done.set_exception(outcome)
@@ -59,8 +59,10 @@ async def _record(
                 merged_result = outcome.as_merged(merged).to_dict()
                 await ledger.update(key, merged, state="coalesced", result=merged_result)
         return
-    if isinstance(outcome, LeaseLostError) or is_outage(outcome):
-        # Not the message's fault: it goes back to the queue (a sweep runs it again).
+    if _not_its_fault(outcome):
+        # Not the message's fault: it goes back to the queue (a sweep runs it again). A room
+        # another replica runs is no reason to drop a message accepted with 202: forgotten,
+        # only a sender that retries would ever see it answered.
         log.warning("run of %s in %s gave up the room: %s", item.message_id, key, outcome)
         for mid in [item.message_id, *item.merged]:
             await ledger.requeue(key, mid)
@@ -68,3 +70,9 @@ async def _record(
     for mid in [item.message_id, *item.merged]:
         await ledger.forget(key, mid)
     log.warning("run of %s in %s failed: %s", item.message_id, key, outcome)
+
+
+def _not_its_fault(outcome: BaseException) -> bool:
+    """The run could not go on where it was (the room is another replica's, or the database is
+    out of reach): the message runs again, elsewhere or later."""
+    return isinstance(outcome, LeaseLostError | RoomLeasedError) or is_outage(outcome)

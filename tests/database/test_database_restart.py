@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from pathlib import Path
 
 from paths import ROOT
@@ -13,7 +14,12 @@ from psycopg import OperationalError
 from psycopg_pool import PoolTimeout
 
 from framework import EventKind, Settings, Staffroom
+from framework.database.leases import LEASE_MIGRATIONS, Leases
+from framework.database.migrations import apply_migrations
+from framework.database.pool import Database
 from framework.serving import Gateway
+from framework.serving.pg_ledger import REPLICA_PREFIX
+from framework.serving.replicas import Presence
 
 SCENARIO = """\
 id: desk
@@ -105,3 +111,79 @@ async def test_requests_while_the_database_is_down_get_503_with_retry_after(
     assert answer.status_code == 503, answer.text
     assert answer.headers["Retry-After"] == "2"
     assert answer.json()["error"]["type"] == "database_unavailable"
+
+
+async def test_a_store_that_cannot_reach_the_database_answers_503_with_retry_after(
+    tmp_path: Path, pg_cluster: ThrowawayCluster
+) -> None:
+    # The SOP store words its own StorageError ("cannot read the SOP store ..."), raised from
+    # psycopg's: still an outage, so a client is told to retry, not to run staffroom doctor.
+    import httpx
+
+    from framework.surfaces.server.app import create_app
+    from framework.surfaces.server.config import ServerConfig, TokenGrant
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        project_dir=ROOT,
+        allow_network=False,
+        database=pg_cluster.new_database(),
+    )
+    token = "t" * 20
+    config = ServerConfig(tokens=(TokenGrant("t", token),))  # no rate limit: no bucket read
+    headers = {"Authorization": f"Bearer {token}"}
+    async with await Staffroom.open(settings=settings) as staff:
+        gateway = await Gateway.open(staff)
+        transport = httpx.ASGITransport(app=create_app(gateway, config))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
+            assert (await api.get("/api/sops", headers=headers)).status_code == 200
+            await asyncio.to_thread(pg_cluster.cluster.stop)
+            try:
+                answer = await api.get("/api/sops", headers=headers)
+            finally:
+                await asyncio.to_thread(pg_cluster.cluster.start)
+        await gateway.close()
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"]["type"] == "database_unavailable", answer.text
+    assert answer.headers["Retry-After"] == "2"
+
+
+async def test_a_replica_is_present_again_after_an_outage_longer_than_its_lease(
+    pg_cluster: ThrowawayCluster,
+) -> None:
+    # Without its presence lease every other replica takes this one's queued messages as a
+    # dead replica's, for good: so it must take the lease again once the database is back,
+    # even when its first try came while the database was still down.
+    db = await Database.open(pg_cluster.new_database(), max_size=2, wait=0.3)
+    try:
+        await apply_migrations(db, LEASE_MIGRATIONS)
+        leases = Leases(db, seconds=0.5)
+        swept = asyncio.Event()
+
+        async def sweep() -> None:
+            swept.set()
+
+        presence = Presence(leases, db.owner, 0.5, sweep)
+        await presence.start()
+        presence.sweep_every()
+        name = f"{REPLICA_PREFIX}{db.owner}"
+        await asyncio.to_thread(pg_cluster.cluster.stop)
+        await asyncio.sleep(2)  # four lease periods down: the lease lapses, retakes fail
+        await asyncio.to_thread(pg_cluster.cluster.start)
+        deadline = time.monotonic() + 10
+        while not await _holds(leases, name):
+            assert time.monotonic() < deadline, "the replica never took its presence again"
+            await asyncio.sleep(0.1)
+        swept.clear()
+        await asyncio.wait_for(swept.wait(), timeout=5)  # and it sweeps again
+        await presence.stop_sweeping()
+        await presence.leave()
+    finally:
+        await db.close()
+
+
+async def _holds(leases: Leases, name: str) -> bool:
+    try:
+        return await leases.holder(name) is not None
+    except (OperationalError, PoolTimeout):  # the pool still replacing dropped connections
+        return False

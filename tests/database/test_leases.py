@@ -180,3 +180,44 @@ async def test_holding_waits_for_a_room_that_frees_up(replicas: list[Database]) 
     async with a.hold(ROOM, wait=2) as held:
         assert held.lease.owner == replicas[0].owner and held.lease.epoch == 2
     await closing
+
+
+class AnswerSignallingLeases(Leases):
+    """Real leases that also say the moment a renewal's answer is back from the database."""
+
+    answered: asyncio.Future[None] | None = None
+
+    async def renew(self, lease: Lease) -> Lease | None:
+        renewed = await super().renew(lease)
+        if self.answered is not None and not self.answered.done():
+            self.answered.set_result(None)
+        return renewed
+
+
+async def test_a_run_ending_just_as_a_renewal_is_answered_gives_the_room_back(
+    replicas: list[Database],
+) -> None:
+    # The replicas benchmark caught a live replica holding a room for minutes after its run
+    # had ended: the run ended in the instant between a renewal's answer and the renewing
+    # task's wake-up, the stop was swallowed (asyncio.wait_for on Python 3.11 returns the
+    # answer instead of raising CancelledError, cpython #86296), the renewals went on for
+    # ever and the release waited for them. Here the run ends in exactly that instant.
+    a = AnswerSignallingLeases(replicas[0], seconds=0.6)  # renewed every 0.2 s
+    b = Leases(replicas[1], seconds=30)
+
+    async def run() -> None:
+        a.answered = asyncio.get_running_loop().create_future()
+        async with a.hold(ROOM, wait=0):
+            await a.answered  # the run ends the moment a renewal's answer is in
+
+    running = asyncio.create_task(run())
+    done, _ = await asyncio.wait({running}, timeout=5)
+    if not done:  # the bug: the block's exit waits for renewals that never stop
+        running.cancel()
+        await asyncio.wait({running})
+    assert done, "the run's end waited for the lease's renewals, which went on for ever"
+    await running
+    assert await a.holder(ROOM) is None, "the room was released at the end of the run"
+    await asyncio.sleep(0.5)  # more than two renewal periods: a renewal left running shows
+    taken = await b.acquire(ROOM)
+    assert taken is not None and taken.epoch == 2, "another replica takes the room at once"

@@ -102,6 +102,8 @@ OUTAGE = Problem(
 
 def from_error(exc: StaffroomError) -> Problem:
     """The problem (status and body) for one of the project's own errors."""
+    if is_outage(exc):  # a store that could not reach the database: try again shortly
+        return OUTAGE
     if isinstance(exc, NotEntitledError):
         return Problem(403, "forbidden", exc.message, field=exc.field, fix=exc.fix)
     if isinstance(exc, InputError):
