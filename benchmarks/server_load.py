@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,8 @@ settings:
 SERVER_YAML = """\
 tokens:
   - {{name: bench, secret: {token}, operations: [read, open, post], rate_limit: 0}}
+wait_limit: 900  # a post waits for its answer however slow the server gets
+limits: {{max_requests: 1000, max_requests_per_token: 1000}}  # the client's --concurrency bounds
 """
 OTHER = ["done", "rejected", "interrupted", "coalesced"]  # what each policy adds to "done"
 ALLOWED = {policy: {"done", other} for policy, other in zip(POLICIES, OTHER, strict=True)}
@@ -91,13 +94,17 @@ class Server:
     url: str
 
     @classmethod
-    def start(cls, work: Path, token: str) -> Server:
+    def start(cls, work: Path, token: str, extra: tuple[str, ...] = ()) -> Server:
+        """Serve ``work/project`` on ``work/data``; ``extra``: more ``serve`` options (e.g.
+        ``--database``, ``--workers``)."""
         config = work / "server.yaml"
         config.write_text(SERVER_YAML.format(token=token), encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
+        # This checkout's framework, not whichever one the interpreter has installed.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         argv = [sys.executable, "-m", "framework", "serve", "--port", "0", "--config", str(config)]
         argv += ["--data-dir", str(work / "data"), "--project", str(work / "project")]
-        argv += ["--log-level", "warning"]  # no access-log line per request
+        argv += ["--log-level", "warning", *extra]  # warning: no access-log line per request
         with (work / "serve.log").open("w", encoding="utf-8") as log:
             proc = subprocess.Popen(
                 argv, cwd=work, stdout=subprocess.PIPE, stderr=log, text=True, env=env
@@ -140,7 +147,11 @@ class Api:
         self.http = httpx.AsyncClient(
             base_url=url,
             headers={"Authorization": f"Bearer {token}"},
-            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            # An idle connection is dropped here before the server's keep-alive (5 s) closes
+            # it: else a post sent just as the server closes fails "disconnected".
+            limits=httpx.Limits(
+                max_connections=pool, max_keepalive_connections=pool, keepalive_expiry=2.0
+            ),
             timeout=httpx.Timeout(900.0),
         )
         self.bound = asyncio.Semaphore(concurrency)
@@ -157,7 +168,12 @@ class Api:
     async def wait_idle(self, key: str) -> None:
         """Until the room's entry (or anything queued) has run."""
         while True:
-            state = (await self.call("GET", f"/api/sessions/{quote(key, safe='')}/status")).json()
+            answer = await self.call("GET", f"/api/sessions/{quote(key, safe='')}/status")
+            if answer.status_code in (429, 503):  # busy (a pool with no connection free): again
+                await asyncio.sleep(0.2)
+                continue
+            answer.raise_for_status()
+            state = answer.json()
             if not state["busy"] and state["queued"] == 0:
                 return
             await asyncio.sleep(0.05)
@@ -251,7 +267,7 @@ class Load:
     answered: int
     walls: list[float]
     framework: list[float]  # wall - employee turns x delay, per post
-    cpu: tuple[float, float]  # CPU seconds of the server, of this script
+    cpu: tuple[float, ...]  # CPU seconds of the server, of this script (and what else is metered)
     checks: Counter[str]
 
     def row(self, run: int, delay: float, concurrency: int) -> list[str]:
@@ -270,16 +286,20 @@ async def drive_room(api: Api, key: str, room: int, messages: int) -> list[Any]:
     return [(mid, *await api.post(key, text, mid)) for mid, text in zip(ids, texts, strict=True)]
 
 
-async def load_phase(api: Api, server: Server, args: argparse.Namespace) -> Load:
+async def load_phase(
+    api: Api, meter: Callable[[], tuple[float, ...]], args: argparse.Namespace
+) -> Load:
+    """Open ``args.rooms`` rooms, then drive them all at once; ``meter``: CPU seconds so far
+    of what is measured (the server, this script, ...), read before and after the drive."""
     keys = await asyncio.gather(*(api.open_room(f"load-{i}", "enqueue") for i in range(args.rooms)))
     await asyncio.gather(*(api.wait_idle(key) for key in keys))
-    cpu = (server.cpu_seconds(), time.process_time())
+    before = meter()
     started = time.perf_counter()
     per_room = await asyncio.gather(
         *(drive_room(api, key, i, args.messages) for i, key in enumerate(keys))
     )
     seconds = time.perf_counter() - started
-    cpu = (server.cpu_seconds() - cpu[0], time.process_time() - cpu[1])
+    cpu = tuple(after - first for after, first in zip(meter(), before, strict=True))
     walls, framework, checks, answered = [], [], Counter[str](), 0
     for key, posts in zip(keys, per_room, strict=True):
         for _, wall, answer in posts:
@@ -332,7 +352,7 @@ async def one_run(args: argparse.Namespace, work: Path) -> tuple[Load, list[Burs
     pool = max(args.concurrency, args.burst)
     api = Api(server.url, token, args.concurrency, pool)
     try:
-        load = await load_phase(api, server, args)
+        load = await load_phase(api, lambda: (server.cpu_seconds(), time.process_time()), args)
         api.bound = asyncio.Semaphore(pool)  # a burst is all at once, whatever the bound
         policies = POLICIES if args.burst else []  # --burst 0: the load phase only
         bursts = [await burst_phase(api, p, args.burst, args.burst_gap) for p in policies]

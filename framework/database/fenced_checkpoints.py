@@ -8,7 +8,9 @@ one transaction that first checks, under ``FOR SHARE``, that this replica's leas
 thread (owner and epoch, ``leases.py``) is still the live one: a takeover (which updates the
 lease row) waits for a write in flight to commit, and a write after a takeover finds the
 epoch bumped and is refused with :class:`LeaseLostError`, nothing written. Reads are not
-fenced. The thread id is the room's session key.
+fenced. The thread id is the room's session key. A write takes two round trips whatever
+LangGraph sends in it: the fence first, then its statements with ``COMMIT`` in one string
+(``fenced_write.py``).
 
 This module needs the ``postgres`` extra (langgraph-checkpoint-postgres); import it only when
 a database is configured.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any
 
@@ -27,9 +29,9 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.postgres import _ainternal
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.postgres.base import (
+    PRUNE_BLOBS_SQL,
     PRUNE_DELETE_THREADS_SQL,
     PRUNE_STRATEGIES,
-    _aexecute,
     _keep_latest,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -37,6 +39,7 @@ from psycopg import AsyncConnection, AsyncCursor, AsyncPipeline
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from framework.database.fenced_write import FENCE_SQL, BatchedWrite
 from framework.database.leases import LEASE_MIGRATIONS, Lease
 from framework.database.migrations import apply_migrations
 from framework.database.pool import Database
@@ -44,10 +47,13 @@ from framework.errors import LeaseLostError, StorageError
 
 __all__ = ["FencedPostgresSaver", "open_checkpoints"]
 
-_FENCE_SQL = """
-SELECT 1 FROM staffroom_leases
-WHERE session = %s AND owner = %s AND epoch = %s AND expires_at > now()
-FOR SHARE
+# LangGraph's keep_latest deletes a pruned room's unused blobs one channel at a time (a
+# dozen statements after each run); these are its PRUNE_BLOBS_SQL statements as one.
+_PRUNE_BLOBS_AT_ONCE = """
+DELETE FROM checkpoint_blobs AS b
+USING unnest(%s::text[], %s::text[]) AS g(channel, version)
+WHERE b.thread_id = %s AND b.checkpoint_ns = %s
+  AND b.channel = g.channel AND b.version = g.version
 """
 _SETUP_LOCK_KEY = 0x5374_6166_67  # next to the migrations' key ("Staff" + 1)
 _TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS got"
@@ -144,7 +150,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
                 sql, params, _ = next(statements)
                 await cur.execute(sql, params)
                 await self._check_fence(cur, thread_id)
-                await _aexecute(cur, statements)
+                await _execute_pruning(cur, statements)
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
@@ -160,13 +166,26 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             ):
                 yield cur
             return
-        async with (
-            self._connection() as conn,
-            conn.transaction(),
-            conn.cursor(binary=True, row_factory=dict_row) as cur,
-        ):
-            await self._check_fence(cur, thread_id)
-            yield cur
+        lease = self._fences.get(thread_id)
+        if lease is None:
+            raise _unfenced(thread_id)
+        # Two round trips (fenced_write.py): the fence, answered before anything is written,
+        # then LangGraph's statements and COMMIT in one string.
+        async with self._connection() as conn:
+            write = BatchedWrite(conn)
+            try:
+                if not await write.begin_fenced(thread_id, lease.owner, lease.epoch):
+                    await write.abandon()
+                    async with conn.cursor(row_factory=dict_row) as cur:
+                        raise await _lost(cur, thread_id, lease)
+                yield write
+                await write.commit()
+            except BaseException:
+                with suppress(Exception):  # a broken connection: the pool replaces it
+                    await write.abandon()
+                raise
+            finally:
+                await write.close()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
@@ -183,25 +202,66 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         """Inside the write's transaction: raise (so it rolls back) unless our lease is live."""
         lease = self._fences.get(thread_id)
         if lease is None:
-            raise LeaseLostError(
-                f"room {thread_id}: this replica holds no lease on it, so its checkpoint write "
-                "was refused and nothing was written; run the room under its lease "
-                "(Leases.hold with this checkpointer as the fence)"
-            )
-        await cur.execute(_FENCE_SQL, (thread_id, lease.owner, lease.epoch))
+            raise _unfenced(thread_id)
+        await cur.execute(FENCE_SQL, (thread_id, lease.owner, lease.epoch))
         if await cur.fetchone() is not None:
             return
-        await cur.execute(_HOLDER_SQL, (thread_id,))
-        row = await cur.fetchone()
-        if row is not None and row["live"] and row["owner"] != lease.owner:
-            now = f"replica {row['owner']} runs it now (epoch {row['epoch']})"
-        else:
-            now = "it expired before this replica renewed it"
-        raise LeaseLostError(
-            f"room {thread_id}: this replica lost its lease (epoch {lease.epoch}): {now}; "
-            "its checkpoint write was refused and nothing was written; the room goes on "
-            "where its lease is held: send the room's requests there, or reopen it"
-        )
+        raise await _lost(cur, thread_id, lease)
+
+
+def _unfenced(thread_id: str) -> LeaseLostError:
+    return LeaseLostError(
+        f"room {thread_id}: this replica holds no lease on it, so its checkpoint write "
+        "was refused and nothing was written; run the room under its lease "
+        "(Leases.hold with this checkpointer as the fence)"
+    )
+
+
+async def _lost(cur: AsyncCursor[DictRow], thread_id: str, lease: Lease) -> LeaseLostError:
+    """The refusal of a write under ``lease``, naming who holds the room now (if anyone)."""
+    await cur.execute(_HOLDER_SQL, (thread_id,))
+    row = await cur.fetchone()
+    if row is not None and row["live"] and row["owner"] != lease.owner:
+        now = f"replica {row['owner']} runs it now (epoch {row['epoch']})"
+    else:
+        now = "it expired before this replica renewed it"
+    return LeaseLostError(
+        f"room {thread_id}: this replica lost its lease (epoch {lease.epoch}): {now}; "
+        "its checkpoint write was refused and nothing was written; the room goes on "
+        "where its lease is held: send the room's requests there, or reopen it"
+    )
+
+
+async def _execute_pruning(cur: AsyncCursor[DictRow], statements: Any) -> None:
+    """Run LangGraph's keep_latest ``statements`` as its ``_aexecute`` does (unprepared, rows
+    sent back where asked), but its per-channel blob deletes as one statement, sent where the
+    next other statement (or the end) comes: they need no answer, and nothing after them in
+    the transaction reads blobs."""
+    blobs: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    async def flush() -> None:
+        for (thread_id, ns), pairs in blobs.items():
+            channels, versions = [c for c, _ in pairs], [v for _, v in pairs]
+            await cur.execute(
+                _PRUNE_BLOBS_AT_ONCE, (channels, versions, thread_id, ns), prepare=False
+            )
+        blobs.clear()
+
+    reply: list[DictRow] | None = None  # what the last statement sent back (None: first)
+    while True:
+        try:
+            sql, params, fetch = next(statements) if reply is None else statements.send(reply)
+        except StopIteration:
+            break
+        reply = []
+        if sql == PRUNE_BLOBS_SQL:
+            thread_id, ns, channel, versions = params
+            blobs.setdefault((thread_id, ns), []).extend((channel, v) for v in versions)
+            continue
+        await flush()
+        await cur.execute(sql, params, prepare=False)
+        reply = await cur.fetchall() if fetch else []
+    await flush()
 
 
 @contextmanager
