@@ -1,10 +1,9 @@
 """Room and DM handles: post a message, iterate the events it causes.
 
-A handle delegates: the graph (``runtime/graph.py``) decides and runs turns, the JSONL log
-(``sessions/jsonl_log.py``) stores what happened, registered hooks (``extensions/hooks.py``) do
-the work around them. One run at a time per room: an asyncio lock inside the process and a
-file lock across processes, so two processes never drive one room at once (either may still
-append to its history).
+A handle delegates: the graph (``runtime/graph.py``) runs turns, the JSONL log stores what
+happened, registered hooks (``extensions/hooks.py``) do the work around them. One run at a time
+per room: an asyncio lock in the process and, across processes, a file lock or, with a
+database, the room's lease (``runtime/run_lock.py``); others may still append to its history.
 
 A session ends with :meth:`Room.close`, or by itself after ``Settings.session_idle`` seconds
 of silence (noticed when the next message comes); either way a ``session_end`` event marks
@@ -211,8 +210,7 @@ class Room:
             self._deps.control.interrupt = False  # asked of an earlier run, which has ended
             # Checked before storing: a message must not land in a broken room. Nothing else
             # writes the checkpoint while the run lock is held, so the run starts from it.
-            snap = await self._checked()
-            entered = bool(snap.values)
+            entered = bool((snap := await self._checked()).values)
             log = self._deps.log
             extra = {"human": True, **(meta or {})}
             if not entered:  # it opens the room: its input, which the first step works on
