@@ -209,8 +209,10 @@ class Room:
             raise InputError("give message_id or client_id, not both", field="message_id")
         async with self._running():
             self._deps.control.interrupt = False  # asked of an earlier run, which has ended
-            # Checked before storing: a message must not land in a broken room.
-            entered = bool((await self._checked()).values)
+            # Checked before storing: a message must not land in a broken room. Nothing else
+            # writes the checkpoint while the run lock is held, so the run starts from it.
+            snap = await self._checked()
+            entered = bool(snap.values)
             log = self._deps.log
             extra = {"human": True, **(meta or {})}
             if not entered:  # it opens the room: its input, which the first step works on
@@ -230,13 +232,13 @@ class Room:
                 yield event
             elif await self._already_routed(event.id):
                 # Answered already, unless a crash cut its run short: finish that run now.
-                async for produced in self._drive(None, checked=True):
+                async for produced in self._drive(None, snap):
                     yield produced
                 return
             routed: Routed = {"id": event.id, "author": who, "content": text}
             if extra.get("opening"):  # hooks know it is the room's input, not feedback
                 routed["opening"] = True
-            async for produced in self._drive(routed, checked=True):
+            async for produced in self._drive(routed, snap):
                 yield produced
         self._in_background()
 
@@ -361,9 +363,9 @@ class Room:
         return snap
 
     async def _drive(
-        self, message: Routed | None, *, checked: bool = False
-    ) -> AsyncIterator[Event]:  # checked: post() checked integrity before storing (once)
-        snap = await (self._graph.aget_state(self._config) if checked else self._checked())
+        self, message: Routed | None, checked: StateSnapshot | None = None
+    ) -> AsyncIterator[Event]:  # checked: the state post() checked before storing (once)
+        snap = checked if checked is not None else await self._checked()
         if snap.values and snap.values.get("scenario") not in (None, self.scenario_id):
             raise InputError(
                 f"session {self.key} was created from scenario '{snap.values['scenario']}'",
