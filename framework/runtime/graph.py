@@ -1,5 +1,8 @@
 """The room as a LangGraph ``StateGraph``: enter -> route -> turn -> (human) -> route ... -> end.
 
+A room that has entered starts each later run at ``route``: ``enter`` would do nothing there,
+and each superstep costs a checkpoint write (two round trips of a transaction on PostgreSQL).
+
 ``route`` decides who speaks: the SOP's steps first, then @mentions (made during the SOP,
 they are served once it completes), then a selector. ``turn`` runs one employee turn.
 ``human`` pauses the room with ``interrupt`` until a person posts. Every node writes its
@@ -285,6 +288,11 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Literal
     return Command(goto="route", update=update)
 
 
+def _start(state: RoomState) -> Literal["enter", "route"]:
+    """Where a run starts: ``enter`` once, then straight at ``route``."""
+    return "route" if state.get("entered") else "enter"
+
+
 def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> RoomGraph:
     """Compile the room graph (the same for every room; rooms differ by their context)."""
     builder = StateGraph(RoomState, context_schema=RoomDeps)
@@ -296,6 +304,6 @@ def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> RoomGraph:
     builder.add_edge("lane", "join")
     builder.add_node("turn", turn, destinations=get_args(TurnTo))
     builder.add_node("human", human, destinations=("route",))
-    builder.add_edge(START, "enter")
+    builder.add_conditional_edges(START, _start, ["enter", "route"])
     builder.add_edge("enter", "route")
     return builder.compile(checkpointer=checkpointer)
