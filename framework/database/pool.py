@@ -3,7 +3,8 @@
 The pool follows what LangGraph's own server learnt (cited in docs/deployment.md): connections
 are in autocommit mode with dict rows; each is checked before it is lent (an idle connection
 that a firewall, pgbouncer or a restarted server dropped during a long model call is replaced,
-not handed out broken: langgraph #5675, #3716); and prepared statements are off
+not handed out broken: langgraph #5675, #3716; with a round trip only when it rested a while,
+``pool_check.py``); and prepared statements are off
 (``prepare_threshold=None``), so a transaction-pooling pgbouncer in front works. Its size is
 the replica's connection budget (``Settings.database_pool_size``).
 """
@@ -18,6 +19,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from framework.database.pool_check import LoanCheck
 from framework.database.url import redact
 from framework.errors import StorageError
 
@@ -83,7 +85,8 @@ class Database:
             min_size=1,
             max_size=max(1, max_size),
             kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": None},
-            check=AsyncConnectionPool.check_connection,
+            check=(loans := LoanCheck()).check,
+            reset=loans.returned,
             timeout=wait,
             open=False,
             name="staffroom",
