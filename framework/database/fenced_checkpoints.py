@@ -27,9 +27,9 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.postgres import _ainternal
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.postgres.base import (
+    PRUNE_BLOBS_SQL,
     PRUNE_DELETE_THREADS_SQL,
     PRUNE_STRATEGIES,
-    _aexecute,
     _keep_latest,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -48,6 +48,14 @@ _FENCE_SQL = """
 SELECT 1 FROM staffroom_leases
 WHERE session = %s AND owner = %s AND epoch = %s AND expires_at > now()
 FOR SHARE
+"""
+# LangGraph's keep_latest deletes a pruned room's unused blobs one channel at a time (a
+# dozen statements after each run); these are its PRUNE_BLOBS_SQL statements as one.
+_PRUNE_BLOBS_AT_ONCE = """
+DELETE FROM checkpoint_blobs AS b
+USING unnest(%s::text[], %s::text[]) AS g(channel, version)
+WHERE b.thread_id = %s AND b.checkpoint_ns = %s
+  AND b.channel = g.channel AND b.version = g.version
 """
 _SETUP_LOCK_KEY = 0x5374_6166_67  # next to the migrations' key ("Staff" + 1)
 _TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS got"
@@ -144,7 +152,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
                 sql, params, _ = next(statements)
                 await cur.execute(sql, params)
                 await self._check_fence(cur, thread_id)
-                await _aexecute(cur, statements)
+                await _execute_pruning(cur, statements)
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
@@ -202,6 +210,38 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             "its checkpoint write was refused and nothing was written; the room goes on "
             "where its lease is held: send the room's requests there, or reopen it"
         )
+
+
+async def _execute_pruning(cur: AsyncCursor[DictRow], statements: Any) -> None:
+    """Run LangGraph's keep_latest ``statements`` as its ``_aexecute`` does (unprepared, rows
+    sent back where asked), but its per-channel blob deletes as one statement, sent where the
+    next other statement (or the end) comes: they need no answer, and nothing after them in
+    the transaction reads blobs."""
+    blobs: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    async def flush() -> None:
+        for (thread_id, ns), pairs in blobs.items():
+            channels, versions = [c for c, _ in pairs], [v for _, v in pairs]
+            await cur.execute(
+                _PRUNE_BLOBS_AT_ONCE, (channels, versions, thread_id, ns), prepare=False
+            )
+        blobs.clear()
+
+    reply: list[DictRow] | None = None  # what the last statement sent back (None: first)
+    while True:
+        try:
+            sql, params, fetch = next(statements) if reply is None else statements.send(reply)
+        except StopIteration:
+            break
+        reply = []
+        if sql == PRUNE_BLOBS_SQL:
+            thread_id, ns, channel, versions = params
+            blobs.setdefault((thread_id, ns), []).extend((channel, v) for v in versions)
+            continue
+        await flush()
+        await cur.execute(sql, params, prepare=False)
+        reply = await cur.fetchall() if fetch else []
+    await flush()
 
 
 @contextmanager

@@ -130,3 +130,48 @@ async def test_postgres_prune_without_the_lease_skips_and_after_run_never_raises
     finally:
         await runner.close()
         await doctor.close()
+
+
+async def test_postgres_prune_keeps_exactly_the_blobs_the_latest_checkpoint_reads(
+    pg_url: str,
+) -> None:
+    # Lists and dicts are stored as blobs, one row per channel and version; the prune drops
+    # every version only older checkpoints used, across channels, in this room only.
+    db = await Database.open(pg_url, max_size=3)
+    try:
+        saver = await open_checkpoints(db)
+        config: Any = {"configurable": {"thread_id": ROOM, "checkpoint_ns": ""}}
+        async with Leases(db, seconds=30).hold(ROOM, wait=0, fence=saver):
+            for step in range(4):
+                checkpoint = empty_checkpoint()
+                plan = {"n": step // 2}  # a new version every other step
+                checkpoint["channel_values"] = {"notes": [f"note {step}"], "plan": plan}
+                checkpoint["channel_versions"] = {"notes": step + 1, "plan": step // 2 + 1}
+                versions = {"notes": step + 1, "plan": step // 2 + 1}
+                config = await saver.aput(config, checkpoint, {"step": step}, versions)
+            async with db.connection() as conn:
+                await conn.execute(
+                    "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, "
+                    "type, blob) VALUES ('room:other', '', 'notes', '1', 'json', '[]')"
+                )
+            latest = await saver.aget_tuple({"configurable": {"thread_id": ROOM}})
+            before = resumed_from(latest)
+            await prune_after_run(saver, ROOM)
+            assert resumed_from(await saver.aget_tuple(config)) == before
+        assert latest is not None
+        assert latest.checkpoint["channel_values"] == {"notes": ["note 3"], "plan": {"n": 1}}
+        async with db.connection() as conn:
+            rows = await (
+                await conn.execute(
+                    "SELECT thread_id, channel, version FROM checkpoint_blobs "
+                    "ORDER BY thread_id, channel"
+                )
+            ).fetchall()
+        read = latest.checkpoint["channel_versions"]
+        assert [(r["thread_id"], r["channel"], r["version"]) for r in rows] == [
+            ("room:other", "notes", "1"),  # another room's: untouched
+            (ROOM, "notes", str(read["notes"])),
+            (ROOM, "plan", str(read["plan"])),
+        ]
+    finally:
+        await db.close()
