@@ -8,7 +8,9 @@ one transaction that first checks, under ``FOR SHARE``, that this replica's leas
 thread (owner and epoch, ``leases.py``) is still the live one: a takeover (which updates the
 lease row) waits for a write in flight to commit, and a write after a takeover finds the
 epoch bumped and is refused with :class:`LeaseLostError`, nothing written. Reads are not
-fenced. The thread id is the room's session key.
+fenced. The thread id is the room's session key. A write takes two round trips whatever
+LangGraph sends in it: the fence first, then its statements with ``COMMIT`` in one string
+(``fenced_write.py``).
 
 This module needs the ``postgres`` extra (langgraph-checkpoint-postgres); import it only when
 a database is configured.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any
 
@@ -37,6 +39,7 @@ from psycopg import AsyncConnection, AsyncCursor, AsyncPipeline
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from framework.database.fenced_write import FENCE_SQL, BatchedWrite
 from framework.database.leases import LEASE_MIGRATIONS, Lease
 from framework.database.migrations import apply_migrations
 from framework.database.pool import Database
@@ -44,11 +47,6 @@ from framework.errors import LeaseLostError, StorageError
 
 __all__ = ["FencedPostgresSaver", "open_checkpoints"]
 
-_FENCE_SQL = """
-SELECT 1 FROM staffroom_leases
-WHERE session = %s AND owner = %s AND epoch = %s AND expires_at > now()
-FOR SHARE
-"""
 # LangGraph's keep_latest deletes a pruned room's unused blobs one channel at a time (a
 # dozen statements after each run); these are its PRUNE_BLOBS_SQL statements as one.
 _PRUNE_BLOBS_AT_ONCE = """
@@ -168,13 +166,26 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             ):
                 yield cur
             return
-        async with (
-            self._connection() as conn,
-            conn.transaction(),
-            conn.cursor(binary=True, row_factory=dict_row) as cur,
-        ):
-            await self._check_fence(cur, thread_id)
-            yield cur
+        lease = self._fences.get(thread_id)
+        if lease is None:
+            raise _unfenced(thread_id)
+        # Two round trips (fenced_write.py): the fence, answered before anything is written,
+        # then LangGraph's statements and COMMIT in one string.
+        async with self._connection() as conn:
+            write = BatchedWrite(conn)
+            try:
+                if not await write.begin_fenced(thread_id, lease.owner, lease.epoch):
+                    await write.abandon()
+                    async with conn.cursor(row_factory=dict_row) as cur:
+                        raise await _lost(cur, thread_id, lease)
+                yield write
+                await write.commit()
+            except BaseException:
+                with suppress(Exception):  # a broken connection: the pool replaces it
+                    await write.abandon()
+                raise
+            finally:
+                await write.close()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
@@ -191,25 +202,34 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         """Inside the write's transaction: raise (so it rolls back) unless our lease is live."""
         lease = self._fences.get(thread_id)
         if lease is None:
-            raise LeaseLostError(
-                f"room {thread_id}: this replica holds no lease on it, so its checkpoint write "
-                "was refused and nothing was written; run the room under its lease "
-                "(Leases.hold with this checkpointer as the fence)"
-            )
-        await cur.execute(_FENCE_SQL, (thread_id, lease.owner, lease.epoch))
+            raise _unfenced(thread_id)
+        await cur.execute(FENCE_SQL, (thread_id, lease.owner, lease.epoch))
         if await cur.fetchone() is not None:
             return
-        await cur.execute(_HOLDER_SQL, (thread_id,))
-        row = await cur.fetchone()
-        if row is not None and row["live"] and row["owner"] != lease.owner:
-            now = f"replica {row['owner']} runs it now (epoch {row['epoch']})"
-        else:
-            now = "it expired before this replica renewed it"
-        raise LeaseLostError(
-            f"room {thread_id}: this replica lost its lease (epoch {lease.epoch}): {now}; "
-            "its checkpoint write was refused and nothing was written; the room goes on "
-            "where its lease is held: send the room's requests there, or reopen it"
-        )
+        raise await _lost(cur, thread_id, lease)
+
+
+def _unfenced(thread_id: str) -> LeaseLostError:
+    return LeaseLostError(
+        f"room {thread_id}: this replica holds no lease on it, so its checkpoint write "
+        "was refused and nothing was written; run the room under its lease "
+        "(Leases.hold with this checkpointer as the fence)"
+    )
+
+
+async def _lost(cur: AsyncCursor[DictRow], thread_id: str, lease: Lease) -> LeaseLostError:
+    """The refusal of a write under ``lease``, naming who holds the room now (if anyone)."""
+    await cur.execute(_HOLDER_SQL, (thread_id,))
+    row = await cur.fetchone()
+    if row is not None and row["live"] and row["owner"] != lease.owner:
+        now = f"replica {row['owner']} runs it now (epoch {row['epoch']})"
+    else:
+        now = "it expired before this replica renewed it"
+    return LeaseLostError(
+        f"room {thread_id}: this replica lost its lease (epoch {lease.epoch}): {now}; "
+        "its checkpoint write was refused and nothing was written; the room goes on "
+        "where its lease is held: send the room's requests there, or reopen it"
+    )
 
 
 async def _execute_pruning(cur: AsyncCursor[DictRow], statements: Any) -> None:

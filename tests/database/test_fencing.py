@@ -261,3 +261,30 @@ async def test_replicas_starting_together_set_the_tables_up_once(pg_url: str) ->
     finally:
         for db in dbs:
             await db.close()
+
+
+async def test_a_write_the_database_refuses_halfway_keeps_nothing_and_the_connection_works(
+    pg_url: str,
+) -> None:
+    # A checkpoint write is one transaction, its statements sent together: the blobs of a
+    # checkpoint whose own row PostgreSQL refuses (jsonb holds no NUL) must not be kept.
+    db = await Database.open(pg_url, max_size=1)  # one connection: the next write reuses it
+    try:
+        saver = await open_checkpoints(db)
+        lease = await Leases(db, seconds=30).acquire(ROOM)
+        assert lease is not None
+        saver.fence(ROOM, lease)
+        checkpoint = empty_checkpoint()
+        # A list is stored as a blob, a string inline in the checkpoint's own row.
+        checkpoint["channel_values"] = {"notes": ["kept as a blob"], "note": "a\x00b"}
+        checkpoint["channel_versions"] = {"notes": 1, "note": 1}
+        with pytest.raises(Exception, match="0000"):
+            await saver.aput(config(), checkpoint, {"source": "loop"}, {"notes": 1, "note": 1})
+        async with db.connection() as conn:
+            for table in ("checkpoints", "checkpoint_blobs"):
+                row = await (await conn.execute(f"SELECT count(*) AS n FROM {table}")).fetchone()
+                assert row is not None and row["n"] == 0, f"{table}: half a write was kept"
+        root = await write_next(saver, None, "root")
+        assert [row["note"] for row in await chain(db)] == ["root"] and root
+    finally:
+        await db.close()
