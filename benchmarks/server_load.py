@@ -168,7 +168,12 @@ class Api:
     async def wait_idle(self, key: str) -> None:
         """Until the room's entry (or anything queued) has run."""
         while True:
-            state = (await self.call("GET", f"/api/sessions/{quote(key, safe='')}/status")).json()
+            answer = await self.call("GET", f"/api/sessions/{quote(key, safe='')}/status")
+            if answer.status_code in (429, 503):  # busy (a pool with no connection free): again
+                await asyncio.sleep(0.2)
+                continue
+            answer.raise_for_status()
+            state = answer.json()
             if not state["busy"] and state["queued"] == 0:
                 return
             await asyncio.sleep(0.05)
