@@ -466,6 +466,8 @@ async def main_async(
     config.write_text(f"database:\n{database}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("STAFFROOM_")}
     env["STAFFROOM_DATABASE_URL"] = db_url
+    # This checkout's framework, not whichever one is installed (a worktree's run measured main).
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     argv = [sys.executable, "-m", "framework", "serve", "--no-auth", "--config", str(config)]
     argv += ["--data-dir", str(work / "data"), "--project", str(project), "--log-level", "warning"]
     names = [chr(ord("a") + i) for i in range(args.replicas)]
