@@ -13,14 +13,13 @@ and the cut message, run again, was answered a second time.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psycopg
 import pytest
-from paths import ROOT
+from projects import project_with
 
 from framework import EventKind, Settings, Staffroom
 from framework.runtime.room import Room
@@ -39,10 +38,7 @@ settings:
 
 
 def _project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    shutil.copytree(ROOT / "agents", project / "agents")
-    (project / "scenarios").mkdir()
-    (project / "scenarios" / "desk.yaml").write_text(SCENARIO, encoding="utf-8")
+    project = project_with(tmp_path / "project", {"desk": SCENARIO})
     return project
 
 

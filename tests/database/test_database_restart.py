@@ -4,12 +4,12 @@ doubled (the pool replaces the dropped connections; what could not be recorded r
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from pathlib import Path
 
 from paths import ROOT
 from pg_cluster import ThrowawayCluster
+from projects import project_with
 from psycopg import OperationalError
 from psycopg_pool import PoolTimeout
 
@@ -36,10 +36,7 @@ settings:
 async def test_a_run_cut_by_a_database_restart_is_answered_once(
     tmp_path: Path, pg_cluster: ThrowawayCluster
 ) -> None:
-    project = tmp_path / "project"
-    shutil.copytree(ROOT / "agents", project / "agents")
-    (project / "scenarios").mkdir()
-    (project / "scenarios" / "desk.yaml").write_text(SCENARIO, encoding="utf-8")
+    project = project_with(tmp_path / "project", {"desk": SCENARIO})
     settings = Settings(
         data_dir=tmp_path / "data",
         project_dir=project,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from paths import ROOT
+from projects import project_with
 from serve_process import ServeProcess, wait_until
 
 from framework.sessions.events import EventKind
@@ -43,11 +42,7 @@ settings:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    shutil.copytree(ROOT / "agents", root / "agents")
-    (root / "scenarios").mkdir()
-    (root / "scenarios" / "desk.yaml").write_text(SCENARIO, encoding="utf-8")
-    return root
+    return project_with(tmp_path / "project", {"desk": SCENARIO})
 
 
 @pytest.fixture

@@ -5,11 +5,10 @@ when the room is busy elsewhere (a long model call, or a replica that hangs)."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from pathlib import Path
 
-from paths import ROOT
+from projects import project_with
 
 from framework import EventKind, Settings, Staffroom
 from framework.database.leases import Leases
@@ -32,10 +31,7 @@ settings:
 async def test_a_message_waiting_past_another_replicas_hold_is_requeued_then_answered(
     tmp_path: Path, pg_url: str
 ) -> None:
-    project = tmp_path / "project"
-    shutil.copytree(ROOT / "agents", project / "agents")
-    (project / "scenarios").mkdir()
-    (project / "scenarios" / "desk.yaml").write_text(SCENARIO, encoding="utf-8")
+    project = project_with(tmp_path / "project", {"desk": SCENARIO})
     settings = Settings(
         data_dir=tmp_path / "data",
         project_dir=project,
