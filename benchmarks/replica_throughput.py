@@ -49,6 +49,7 @@ from server_load import (  # noqa: E402  (the load client, its checks and its pr
     Api,
     Load,
     Server,
+    add_load_arguments,
     load_phase,
     percentile,
     span,
@@ -224,10 +225,7 @@ def names(args: argparse.Namespace) -> tuple[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rooms", type=int, default=100, help="rooms driven at once")
-    parser.add_argument("--messages", type=int, default=10, help="posts per room, in turn")
-    parser.add_argument("--delay", type=float, default=0.5, help="simulator seconds per call")
-    parser.add_argument("--concurrency", type=int, default=100, help="requests in flight")
+    add_load_arguments(parser)
     parser.add_argument("--workers", type=int, default=2, help="workers of the second leg")
     parser.add_argument("--runs", type=int, default=1, help="runs of both legs")
     parser.add_argument(

@@ -398,12 +398,17 @@ def report(args: argparse.Namespace, loads: list[Load], bursts: list[list[Burst]
     return not any(checks.values())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_load_arguments(parser: argparse.ArgumentParser) -> None:
+    """The load's options, shared with replica_throughput.py (which drives this load)."""
     parser.add_argument("--rooms", type=int, default=100, help="rooms driven at once")
     parser.add_argument("--messages", type=int, default=10, help="posts per room, in turn")
     parser.add_argument("--delay", type=float, default=0.5, help="simulator seconds per call")
     parser.add_argument("--concurrency", type=int, default=100, help="requests in flight")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_load_arguments(parser)
     parser.add_argument("--runs", type=int, default=1, help="runs, each with a fresh server")
     parser.add_argument("--burst", type=int, default=20, help="messages per burst (0: none)")
     parser.add_argument("--burst-gap", type=float, default=0.1, help="seconds between them")
