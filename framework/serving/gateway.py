@@ -31,11 +31,13 @@ from framework.errors import InputError
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.lanes import Item, Lane
-from framework.serving.ledger import Entry, Ledger
+from framework.serving.ledger import Admission, Entry, Ledger
 from framework.serving.ledgers import open_ledger
 from framework.serving.listeners import Listener, Listeners
+from framework.serving.replays import DUPLICATE_WAIT, ledger_result, replayed
 from framework.serving.replicas import Presence
 from framework.serving.results import PostResult, SessionState
+from framework.serving.room_queue import RoomQueue
 from framework.serving.settle import settle
 from framework.sessions.entry import first_entry, scenario_of
 from framework.sessions.events import Event, new_event_id, opening_message_id
@@ -46,9 +48,6 @@ from framework.staffroom import Staffroom
 
 log = logging.getLogger("staffroom.gateway")
 
-DUPLICATE_WAIT = 120.0
-"""Seconds a redelivery of a message another process is still running waits for its result."""
-
 
 class Gateway:
     """Rooms and DMs for the server and the adapters (one per process and data folder)."""
@@ -56,6 +55,8 @@ class Gateway:
     def __init__(self, staff: Staffroom, ledger: Ledger) -> None:
         self.staff = staff
         self.ledger = ledger
+        self.queue = RoomQueue(ledger)
+        """Order and double texting of each room across processes, on the ledger's rows."""
         self._lanes: dict[str, Lane] = {}
         self.listeners = Listeners()
         """Webhooks and adapters: what hears the events of the gateway's runs."""
@@ -88,7 +89,7 @@ class Gateway:
         if self._presence is not None:
             await self._presence.stop_sweeping()
         for lane in list(self._lanes.values()):
-            await lane.wait_idle()
+            await lane.wait_idle(closing=True)
         if self._presence is not None:  # after the runs: our queue is empty, nothing to adopt
             await self._presence.leave()
             self._presence = None
@@ -270,20 +271,29 @@ class Gateway:
         # One arrival at a time per room in this process: the pool's claims may finish out
         # of order, and the lane must get messages in the order they came.
         async with self._arrivals.setdefault(room.key, asyncio.Lock()):
-            known = await self._claim(room.key, keys, mid, who, text, reply_to)
-            if known is None:
-                queued = await self._queue(room, lane, mid, who, text, start, reply_to, message_id)
-        if known is not None:
-            replay = self._replay(known.message_id, room.key, known.key, wait=wait)
+            admitted = await self._claim(room, keys, mid, who, text, reply_to, start)
+            queued: Item | str | None = None
+            if admitted.seq is not None:
+                ours = message_id is None
+                said = Item(mid, who, [text], start, ours, reply_to=reply_to, seq=admitted.seq)
+                queued = await self._queue(room, lane, said)
+        if admitted.known is not None:
+            known = admitted.known
+            replay = replayed(self.ledger, self._lanes.get(room.key), known, wait=wait)
             try:
                 return await asyncio.wait_for(replay, timeout)
             except TimeoutError:
                 return PostResult(room.key, known.message_id, "queued", lane.policy, [], True)
-        if isinstance(queued, PostResult):  # refused: the room answers (reject)
-            return queued
-        item = queued
+        if admitted.refused:  # the room answers (reject): not remembered, a retry posts it
+            await self.ledger.forget(room.key, mid)
+            status = (await room.status()).to_dict()
+            return PostResult(room.key, mid, "rejected", lane.policy, room=status)
         if not wait:
             return PostResult(room.key, mid, "queued", lane.policy)
+        if not isinstance(queued, Item):  # joined a message another replica runs
+            got = await ledger_result(self.ledger, room.key, keys[-1], timeout or DUPLICATE_WAIT)
+            return got or PostResult(room.key, mid, "queued", lane.policy)
+        item = queued
         try:
             first = await asyncio.wait_for(asyncio.shield(item.done), timeout)
         except TimeoutError:
@@ -291,80 +301,62 @@ class Gateway:
         return first if item.message_id == mid else first.as_merged(mid)
 
     async def _claim(
-        self, key: str, keys: list[str], mid: str, who: str, text: str, reply_to: str | None
-    ) -> Entry | None:
-        """Claim the message's ledger keys; the entry one of them has already, or None."""
-        for ledger_key in keys:
-            known = await self.ledger.claim(
-                key, ledger_key, message_id=mid, author=who, text=text, reply_to=reply_to
-            )
-            if known is not None:
-                if known.author != who:
-                    # The first answer is the first sender's: replaying it to someone else
-                    # would hand them that person's message and its replies.
-                    what = "Idempotency-Key" if ledger_key.startswith("idem:") else "message_id"
-                    raise InputError(
-                        f"this {what} names another person's message in {key}",
-                        field=what,
-                        fix=f"send your own {what} (each message its own id)",
-                    )
-                return known
-        return None
-
-    async def _queue(
         self,
         room: Room,
-        lane: Lane,
+        keys: list[str],
         mid: str,
         who: str,
         text: str,
-        start: bool,
         reply_to: str | None,
-        message_id: str | None,
-    ) -> Item | PostResult:
-        """Put a claimed message in the lane (or join it to the one it coalesces with); a
-        result when the lane's policy refuses it."""
-        # Decided after the ledger write, with no await until the lane holds the message, so
-        # concurrent posts see each other (a busy room, a message to join). A reply keeps its
-        # own text: joined to another, what it answers would be lost.
-        target = None if start or reply_to else lane.coalesce_target(who)
-        if not start and lane.policy == "reject" and lane.answering:
-            # Not accepted, so not remembered: the same message sent again once the room is
-            # idle is posted (a platform's retry must not be refused for a week).
-            await self.ledger.forget(room.key, mid)
-            status = (await room.status()).to_dict()
-            return PostResult(room.key, mid, "rejected", lane.policy, room=status)
-        if target is not None:
-            target.texts.append(text)
-            target.merged.append(mid)
-            target.last_at = time.monotonic()
-            await self.ledger.set_text(room.key, target.message_id, target.text)
-            await self.ledger.update(
-                room.key, mid, state="coalesced", merged_into=target.message_id
+        start: bool,
+    ) -> Admission:
+        """Claim the message's ledger keys: new (its place), the entry one of them has
+        already, or refused (policy ``reject``, the room answering another message)."""
+        key, refusing = room.key, room.settings.double_texting == "reject" and not start
+        first = admitted = Admission()
+        for ledger_key in keys:
+            admitted = await self.ledger.admit(
+                key,
+                ledger_key,
+                message_id=mid,
+                author=who,
+                text=text,
+                reply_to=reply_to,
+                opening=start,
+                unless_answering=refusing,
             )
-            return target
-        item = Item(mid, who, [text], start=start, own_id=message_id is None, reply_to=reply_to)
+            known = admitted.known
+            if known is not None and known.author != who:
+                # The first answer is the first sender's: replaying it to someone else
+                # would hand them that person's message and its replies.
+                what = "Idempotency-Key" if ledger_key.startswith("idem:") else "message_id"
+                raise InputError(
+                    f"this {what} names another person's message in {key}",
+                    field=what,
+                    fix=f"send your own {what} (each message its own id)",
+                )
+            if admitted.seq is None:
+                return admitted
+            first = first if first.seq is not None else admitted
+        return first  # its place: the first name's
+
+    async def _queue(self, room: Room, lane: Lane, item: Item) -> Item | str:
+        """Put a claimed message in the lane, or join it to the waiting one it coalesces
+        with (that one's item, or its id when another replica holds it). A reply keeps its
+        own text: joined to another, what it answers would be lost."""
+        if lane.policy == "coalesce" and not item.start and item.reply_to is None:
+            mid, text, window = item.message_id, item.text, room.settings.coalesce_window
+            target = await self.queue.coalesce(room.key, mid, item.author, text, window)
+            if target is not None:
+                local = lane.queued(target)
+                if local is None:
+                    return target
+                local.texts.append(text)
+                local.merged.append(mid)
+                local.last_at = time.monotonic()
+                return local
         lane.push(item)
         return item
-
-    async def _replay(self, message_id: str, session: str, key: str, *, wait: bool) -> PostResult:
-        lane = self._lanes.get(session)
-        live = lane.waiting() if lane is not None else []
-        waiting = [i for i in live if message_id == i.message_id or message_id in i.merged]
-        if waiting and wait:
-            first = await asyncio.shield(waiting[0].done)
-            result = first if waiting[0].message_id == message_id else first.as_merged(message_id)
-            return result.replayed()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + (DUPLICATE_WAIT if wait else 0)
-        while True:
-            entry = await self.ledger.get(session, key)
-            if entry is not None and entry.result is not None:
-                return PostResult.from_dict(entry.result).replayed()
-            if loop.time() >= deadline:
-                policy = lane.policy if lane else "enqueue"
-                return PostResult(session, message_id, "queued", policy, duplicate=True)
-            await asyncio.sleep(0.2)  # another process runs it: its result lands in the ledger
 
     async def _resume(self) -> None:
         entries = {(e.session, e.message_id): e for e in await self.ledger.take_orphans()}
@@ -386,7 +378,8 @@ class Gateway:
         parts = await self.ledger.merged_into(entry.session, entry.message_id)
         # Whether the id was the gateway's own is not kept: as a client id, it is still found
         # stored under the id itself (a log's older form), or in the clients' namespace.
-        said = Item(entry.message_id, entry.author, [entry.text], reply_to=entry.reply_to)
+        said = Item(entry.message_id, entry.author, [entry.text], entry.opening)
+        said.reply_to, said.seq = entry.reply_to, entry.seq
         said.merged = list(dict.fromkeys(p.message_id for p in parts))
         self._lane(room).push(said)
 
@@ -395,6 +388,7 @@ class Gateway:
     def _lane(self, room: Room) -> Lane:
         lane = self._lanes.get(room.key)
         if lane is None or lane.room is not room:
-            lane = Lane(room, self.listeners.emit, functools.partial(settle, self.ledger))
+            settled = functools.partial(settle, self.ledger)
+            lane = Lane(room, self.listeners.emit, settled, self.queue)
             self._lanes[room.key] = lane
         return lane

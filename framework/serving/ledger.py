@@ -31,7 +31,7 @@ from .ledger_backend import COLUMNS, PENDING, LedgerBackend, Row
 from .pg_ledger import PgLedgerTables
 from .sqlite_ledger import SqliteLedgerFile
 
-__all__ = ["RETENTION_SECONDS", "Entry", "IngestLedger", "Ledger"]
+__all__ = ["RETENTION_SECONDS", "Admission", "Entry", "IngestLedger", "Ledger"]
 
 RETENTION_SECONDS = 7 * 86400
 """How long an id is remembered: a week, past every platform's longest retry (a day)."""
@@ -57,6 +57,8 @@ class Entry:
     seq: int
     reply_to: str | None = None
     """The id of the session's event the message replies to (run with it after a crash)."""
+    opening: bool = False
+    """The room's opening message (no double-texting policy applies to it)."""
 
     @classmethod
     def from_row(cls, row: Row) -> Entry:
@@ -73,7 +75,20 @@ class Entry:
             result=None if result is None else json.loads(result),
             seq=int(row["seq"]),
             reply_to=row["reply_to"],
+            opening=bool(row["opening"]),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What :meth:`IngestLedger.admit` made of a message."""
+
+    seq: int | None = None
+    """Its place in the ledger's one order (the room's queue), when it is new."""
+    known: Entry | None = None
+    """A redelivery: the entry its key already has."""
+    refused: bool = False
+    """Not recorded: the room is answering another message (policy ``reject``)."""
 
 
 class IngestLedger:
@@ -123,6 +138,11 @@ class IngestLedger:
             ) from exc
         return cls(db, retention)
 
+    @property
+    def backend(self) -> LedgerBackend:
+        """The store the ledger's SQL runs on (the room queue's statements use it too)."""
+        return self._db
+
     async def close(self) -> None:
         """Release what the ledger holds open (the file; a pool stays its owner's)."""
         await self._db.close()
@@ -142,22 +162,67 @@ class IngestLedger:
 
         Of concurrent claims of one key, in any process or replica, exactly one gets None.
         """
+        admitted = await self.admit(
+            session,
+            key,
+            message_id=message_id,
+            author=author,
+            text=text,
+            state=state,
+            reply_to=reply_to,
+        )
+        return admitted.known
+
+    async def admit(
+        self,
+        session: str,
+        key: str,
+        *,
+        message_id: str,
+        author: str,
+        text: str,
+        state: str = "queued",
+        reply_to: str | None = None,
+        opening: bool = False,
+        unless_answering: bool = False,
+    ) -> Admission:
+        """Record a new message (its ``seq``), or give the entry its key already has.
+
+        ``unless_answering`` (policy ``reject``): record it only when no other message of
+        the session waits or runs, whichever process or replica took that one (a room's
+        opening message does not count); decided and written at once, one room at a time.
+        Of concurrent claims of one key, in any process or replica, exactly one is new."""
         fields = {"key": key, "message_id": message_id, "author": author, "text": text}
         for field, value in {**fields, "reply_to": reply_to}.items():
             self._db.admit(field, value)
         columns, values, args = self._db.new_row()
+        busy = (
+            f" WHERE NOT EXISTS (SELECT 1 FROM ingest WHERE session = ? AND {PENDING} "
+            "AND opening = 0 AND message_id <> ?)"
+            if unless_answering
+            else " WHERE true"  # SQLite reads ON CONFLICT after a bare SELECT as a join's
+        )
         sql = (
             "INSERT INTO ingest (session, key, message_id, author, text, state, reply_to, "
-            f"{columns}) VALUES (?, ?, ?, ?, ?, ?, ?, {values}) "
-            "ON CONFLICT (session, key) DO NOTHING"
+            f"opening, {columns}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, {values}{busy} "
+            "ON CONFLICT (session, key) DO NOTHING RETURNING seq"
         )
+        row = (session, key, message_id, author, text, state, reply_to, int(opening), *args)
+        if unless_answering:
+            row += (session, message_id)
         for _ in range(CLAIM_TRIES):
-            row = (session, key, message_id, author, text, state, reply_to, *args)
-            if await self._db.execute(sql, row) == 1:
-                return None
+            if unless_answering:
+                async with self._db.serial(session) as serial:
+                    inserted = await serial.rows(sql, row)
+            else:
+                inserted = await self._db.rows(sql, row)
+            if inserted:
+                return Admission(seq=int(inserted[0]["seq"]))
             known = await self.get(session, key)
             if known is not None:
-                return known
+                return Admission(known=known)
+            if unless_answering:
+                return Admission(refused=True)
             # The holder forgot it (its run failed) between our insert and our read: the
             # key is free again, so claim it anew rather than report a claim we never made.
         raise StorageError(

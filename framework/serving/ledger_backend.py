@@ -14,31 +14,49 @@ What differs between the two is asked of the backend, and is all there is:
   the replica that queued it;
 - what giving a message back to the queue also clears (:attr:`~LedgerBackend.disown`);
 - which unanswered messages this process takes (:meth:`~LedgerBackend.take_orphans`);
-- which text it cannot store (:meth:`~LedgerBackend.admit`: NUL, on PostgreSQL).
+- which text it cannot store (:meth:`~LedgerBackend.admit`: NUL, on PostgreSQL);
+- how the statements that decide a room's double-texting policy run one room at a time
+  (:meth:`~LedgerBackend.serial`).
 
-Statements run one at a time, each committed on its own: none of the ledger's writes reads
-first, so none needs a transaction (``claim``'s exactly-once is the primary key's).
+Statements run one at a time, each committed on its own: a claim's exactly-once is the primary
+key's. Only the policy decisions read then write (is the room answering? which message does
+this one join?): those run in :meth:`~LedgerBackend.serial`, one at a time per room.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["COLUMNS", "PENDING", "LedgerBackend", "Row"]
+__all__ = ["COLUMNS", "PENDING", "LedgerBackend", "Row", "Statements"]
 
 Row = dict[str, Any]
 """A row read by column name (both backends give plain dicts)."""
 
-COLUMNS = "session, key, message_id, author, text, state, merged_into, result, seq, reply_to"
+COLUMNS = (
+    "session, key, message_id, author, text, state, merged_into, result, seq, reply_to, opening"
+)
 """The columns of ``ingest`` an :class:`~framework.serving.ledger.Entry` is made of."""
 
 PENDING = "state IN ('queued', 'running')"
 """The condition of a message accepted but not yet answered (run again after a crash)."""
 
 
-class LedgerBackend(Protocol):
+class Statements(Protocol):
+    """Where statements run: the backend itself, or one room's serial block."""
+
+    async def execute(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """Run one statement; how many rows it changed."""
+        ...
+
+    async def rows(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
+        """Every row ``sql`` selects (or a statement ``RETURNING`` gives)."""
+        ...
+
+
+class LedgerBackend(Statements, Protocol):
     """A database holding the ingest ledger's tables, ``ingest`` and ``sent``."""
 
     @property
@@ -77,12 +95,10 @@ class LedgerBackend(Protocol):
         and this process's own, now this process's; any order."""
         ...
 
-    async def execute(self, sql: str, args: Sequence[Any] = ()) -> int:
-        """Run one statement (committed); how many rows it changed."""
-        ...
-
-    async def rows(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
-        """Every row ``sql`` selects."""
+    def serial(self, session: str) -> AbstractAsyncContextManager[Statements]:
+        """Run the block's statements as one, with no other block of ``session`` (in any
+        process sharing the store) in between: a transaction holding the room's advisory
+        lock on PostgreSQL, this process's lock on the file."""
         ...
 
     async def close(self) -> None:

@@ -19,9 +19,11 @@ are gone, and only those.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import zlib
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from framework.database.leases import LEASE_MIGRATIONS
 from framework.database.migrations import Migration, apply_migrations
@@ -29,9 +31,12 @@ from framework.database.pool import Database
 from framework.database.url import redact
 from framework.errors import InputError
 
-from .ledger_backend import COLUMNS, PENDING, Row
+from .ledger_backend import COLUMNS, PENDING, Row, Statements
 
-__all__ = ["MIGRATIONS", "REPLICA_PREFIX", "PgLedgerTables", "to_postgres"]
+if TYPE_CHECKING:  # the `postgres` extra, present whenever a Database is open
+    from psycopg import AsyncConnection
+
+__all__ = ["LOCK_CLASS", "MIGRATIONS", "REPLICA_PREFIX", "PgLedgerTables", "to_postgres"]
 
 MIGRATIONS = [
     Migration(
@@ -69,8 +74,16 @@ MIGRATIONS = [
     # Which replica queued a message: a sweep takes over the messages of replicas that are
     # gone (their replica lease expired), and only those (see Gateway).
     Migration("ingest", 2, "ALTER TABLE staffroom_ingest ADD COLUMN owner TEXT"),
+    # A room's opening message: no double-texting policy applies to it (see IngestLedger).
+    Migration(
+        "ingest", 3, "ALTER TABLE staffroom_ingest ADD COLUMN opening SMALLINT NOT NULL DEFAULT 0"
+    ),
 ]
 """The ledger's tables (feature ``ingest``), applied by :func:`apply_migrations`."""
+
+LOCK_CLASS = 0x494E47  # "ING"
+"""The first key of the two-key advisory lock of a room's policy decisions (the second: the
+session key's CRC-32; two rooms that collide only wait for each other)."""
 
 REPLICA_PREFIX = "replica:"
 """A replica holds the lease ``replica:<owner>`` while it runs (see :meth:`take_orphans`)."""
@@ -157,5 +170,29 @@ class PgLedgerTables:
             cursor = await conn.execute(to_postgres(sql), tuple(args))
             return [dict(row) for row in await cursor.fetchall()]
 
+    @asynccontextmanager
+    async def serial(self, session: str) -> AsyncIterator[Statements]:
+        """One transaction holding the room's advisory lock: every replica's blocks of one
+        room run one after another, and each statement sees what the one before committed."""
+        key = zlib.crc32(session.encode("utf-8")) - 2**31
+        async with self.db.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, key))
+            yield _InTransaction(conn)
+
     async def close(self) -> None:
         """Nothing to release: the pool is the replica's (``Database.close``)."""
+
+
+class _InTransaction:
+    """The statements of one :meth:`PgLedgerTables.serial` block, on its connection."""
+
+    def __init__(self, conn: AsyncConnection[Any]) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, args: Sequence[Any] = ()) -> int:
+        cursor = await self._conn.execute(to_postgres(sql), tuple(args))
+        return cursor.rowcount
+
+    async def rows(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
+        cursor = await self._conn.execute(to_postgres(sql), tuple(args))
+        return [dict(row) for row in await cursor.fetchall()]

@@ -8,8 +8,10 @@ sharing one data folder share the file (WAL, a busy timeout), and its primary ke
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ import aiosqlite
 
 from framework.errors import StorageError
 
-from .ledger_backend import COLUMNS, PENDING, Row
+from .ledger_backend import COLUMNS, PENDING, Row, Statements
 
 __all__ = ["SqliteLedgerFile"]
 
@@ -34,6 +36,7 @@ CREATE TABLE IF NOT EXISTS ingest (
     seq INTEGER NOT NULL,
     created REAL NOT NULL,
     reply_to TEXT,
+    opening INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session, key)
 );
 CREATE INDEX IF NOT EXISTS ingest_pending ON ingest (state, seq);
@@ -63,6 +66,7 @@ class SqliteLedgerFile:
         self._conn = conn
         self._conn.row_factory = sqlite3.Row
         self.path = path
+        self._serial = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path) -> SqliteLedgerFile:
@@ -80,6 +84,10 @@ class SqliteLedgerFile:
             columns = [row[1] for row in await conn.execute_fetchall("PRAGMA table_info(ingest)")]
             if "reply_to" not in columns:  # a ledger from before replies were kept
                 await conn.execute("ALTER TABLE ingest ADD COLUMN reply_to TEXT")
+            if "opening" not in columns:  # from before policies were decided here
+                await conn.execute(
+                    "ALTER TABLE ingest ADD COLUMN opening INTEGER NOT NULL DEFAULT 0"
+                )
         except aiosqlite.Error as exc:
             await conn.close()
             raise StorageError(
@@ -116,6 +124,15 @@ class SqliteLedgerFile:
         # One trip to aiosqlite's thread (execute, fetch and close there): a lookup per
         # platform reply is on the adapters' path.
         return [dict(row) for row in await self._conn.execute_fetchall(sql, args)]
+
+    @asynccontextmanager
+    async def serial(self, session: str) -> AsyncIterator[Statements]:
+        """This process's blocks one at a time. Not a transaction: the one connection is
+        shared by every task of the process, and a rollback would drop their writes too. So
+        processes sharing a data folder without a database each decide a room's policy for
+        the messages they receive (the guide on several processes says so)."""
+        async with self._serial:
+            yield self
 
     async def close(self) -> None:
         """Close the file."""
