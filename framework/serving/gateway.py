@@ -10,7 +10,9 @@ The gateway adds what a room inside a chat bot needs on top of :class:`Room`:
 - rooms open on a scenario id of the project's catalog only, and resume on the scenario id
   their log records, never on a file a caller or the log names;
 - double texting: a message arriving while the room answers is handled by the scenario's
-  ``double_texting`` policy (enqueue, reject, interrupt, coalesce) in the session's lane;
+  ``double_texting`` policy (enqueue, reject, interrupt, coalesce) in the session's lane,
+  decided on the ledger's rows, so it holds across processes sharing a database
+  (:mod:`framework.serving.room_queue`);
 - a durable queue: an accepted message is in the ledger before it runs, so one a crash cut
   off runs when the gateway opens again (or, with a database, on another replica);
 - listeners (webhooks, adapters) get every event the gateway's runs produce, in the

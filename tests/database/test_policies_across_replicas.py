@@ -34,14 +34,18 @@ settings:
 
 @asynccontextmanager
 async def two_replicas(
-    tmp_path: Path, pg_url: str, policy: str, delay: float
+    tmp_path: Path, pg_url: str, policy: str, delay: float, lease_seconds: float = 15
 ) -> AsyncIterator[tuple[Gateway, Gateway, str]]:
     """Replicas ``a`` and ``b`` of a project whose desk room (entered, at rest) has
     ``policy``; yields both gateways and the room's key."""
     text = SCENARIO.format(policy=policy, delay=delay)
     project = project_with(tmp_path / "project", {"desk": text})
     settings = Settings(
-        data_dir=tmp_path / "data", project_dir=project, allow_network=False, database=pg_url
+        data_dir=tmp_path / "data",
+        project_dir=project,
+        allow_network=False,
+        database=pg_url,
+        lease_seconds=lease_seconds,
     )
     async with AsyncExitStack() as stack:
         gateways = []
@@ -147,3 +151,22 @@ async def test_coalesce_joins_one_persons_posts_to_both_replicas_into_one_turn(
     assert message.content == "@pm first part\nsecond part\nthird part"
     assert message.meta["merges"] == ["c1", "c2"]
     assert [e.author for e in events if e.kind == EventKind.MESSAGE] == ["alice", "pm"]
+
+
+async def test_a_stopping_replica_hands_back_what_waits_behind_the_other_replicas_run(
+    tmp_path: Path, pg_url: str
+) -> None:
+    async with two_replicas(tmp_path, pg_url, "enqueue", 1.0, lease_seconds=1) as (a, b, key):
+        running = asyncio.create_task(b.post(key, "@pm slow one", author="alice", message_id="m1"))
+        await asyncio.sleep(0.3)  # b runs m1
+        queued = await a.post(key, "@pm after it", author="bob", message_id="m2", wait=False)
+        assert queued.status == "queued"
+        started = asyncio.get_running_loop().time()
+        await a.close()  # a stops (SIGTERM): m2 waits behind b's run, so it is handed back
+        stopped_in = asyncio.get_running_loop().time() - started
+        assert (await running).status == "done"
+        answered = await b.post(key, "@pm after it", author="bob", message_id="m2")
+        log = said(await history(b, key))
+    assert stopped_in < 1.0, "the stopping replica waited for the other's run"
+    assert answered.status == "done" and answered.duplicate  # run by b, from the shared queue
+    assert [who for who, _ in log] == ["alice", "pm", "bob", "pm"]
