@@ -22,7 +22,7 @@ from framework.errors import RoomLeasedError
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.results import PostResult
-from framework.serving.room_queue import RoomQueue
+from framework.serving.room_queue import RoomQueue, Start
 from framework.sessions.events import Event, posted_as
 from framework.sessions.payloads import WaitPayload, payload_of
 from framework.sop.remark_answers import REPLY_TO
@@ -144,20 +144,19 @@ class Lane:
     async def _begin(self, head: Item, window: float | None) -> bool:
         """Whether ``head`` runs now (the ledger marked it running); False after a pause when
         an older message of the room waits elsewhere, or when it left the lane."""
+        start: Start | None = None
         try:
             start = await self._queue.begin(self.room.key, head.message_id, head.seq, window=window)
         except Exception as exc:  # the ledger out of reach: the runs wait for it
             log.warning("cannot start %s in %s yet: %s", head.message_id, self.room.key, exc)
-            await asyncio.sleep(POLL * 5)
-            return False
-        if start.go == "wait":
+        if start is None or start.go == "wait":
             if self._closing:  # the replica stops: what waits here goes back to the queue
                 for item in list(self.items):
                     self.items.remove(item)
                     gone = RoomLeasedError(f"{self.room.key}: handed back as this replica stops")
                     await self._settled(item, gone)
                 return False
-            await asyncio.sleep(POLL)
+            await asyncio.sleep(POLL if start is not None else POLL * 5)
             return False
         if start.go == "gone" and start.result is not None:  # answered by another replica
             self.items.remove(head)
