@@ -182,13 +182,15 @@ class Gateway:
         """Where the session stands: waiting for whom, which step and SOP, its queue."""
         room = await self.session(key)
         lane = self._lane(room)
+        running, waiting = await self.queue.counts(room.key)  # the ledger: every replica's
+        entry = sum(1 for item in lane.items if not item.seq)  # the room's entry has no row
         return SessionState(
             session=room.key,
             scenario=room.scenario_id,
             room=await room.status(),
             policy=lane.policy,
-            busy=lane.current is not None,
-            queued=len(lane.items),
+            busy=lane.current is not None or running > 0,
+            queued=waiting + entry,
             participants=room.participants,
             humans=room.humans,
             display_names=room.display_names,

@@ -82,9 +82,9 @@ class SessionState:
     room: RoomStatus
     policy: str
     busy: bool
-    """A run is under way in this process."""
+    """A run is under way (here, or on any replica sharing the database)."""
     queued: int
-    """Messages accepted and waiting for their turn."""
+    """Messages accepted and waiting for their turn, whichever replica took them."""
     participants: list[str]
     humans: list[str]
     display_names: dict[str, str]

@@ -144,6 +144,16 @@ class RoomQueue:
         stored = next((r["result"] for r in rows if r["result"] is not None), None)
         return Start("gone", result=None if stored is None else json.loads(stored))
 
+    async def counts(self, session: str) -> tuple[int, int]:
+        """How many of the room's messages run and how many wait, on every replica."""
+        rows = await self._db.rows(
+            f"SELECT state, COUNT(DISTINCT message_id) AS n FROM ingest WHERE session = ? "
+            f"AND {PENDING} GROUP BY state",
+            (session,),
+        )
+        found = {str(r["state"]): int(r["n"]) for r in rows}
+        return found.get("running", 0), found.get("queued", 0)
+
     async def newer(self, session: str, message_id: str, seq: int) -> bool:
         """Whether a person's message newer than ``message_id`` (its place ``seq``) waits
         in the room, whichever replica took it (policy ``interrupt``)."""

@@ -161,6 +161,8 @@ async def test_a_stopping_replica_hands_back_what_waits_behind_the_other_replica
         await asyncio.sleep(0.3)  # b runs m1
         queued = await a.post(key, "@pm after it", author="bob", message_id="m2", wait=False)
         assert queued.status == "queued"
+        state = await a.status(key)  # what either replica shows: the ledger's, not its own
+        assert state.busy and state.queued == 1, (state.busy, state.queued)
         started = asyncio.get_running_loop().time()
         await a.close()  # a stops (SIGTERM): m2 waits behind b's run, so it is handed back
         stopped_in = asyncio.get_running_loop().time() - started
