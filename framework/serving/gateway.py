@@ -29,14 +29,15 @@ import time
 from collections.abc import AsyncIterator
 
 from framework.data_folder import DataFolder
-from framework.errors import InputError
+from framework.errors import InputError, RoomBusyError
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
+from framework.serving.claims import claim_names
 from framework.serving.lanes import Item, Lane
-from framework.serving.ledger import Admission, Entry, Ledger
+from framework.serving.ledger import Entry, Ledger
 from framework.serving.ledgers import open_ledger
 from framework.serving.listeners import Listener, Listeners
-from framework.serving.replays import DUPLICATE_WAIT, ledger_result, replayed
+from framework.serving.replays import ledger_result, replayed
 from framework.serving.replicas import Presence
 from framework.serving.results import PostResult, SessionState
 from framework.serving.room_queue import RoomQueue
@@ -275,7 +276,11 @@ class Gateway:
         # One arrival at a time per room in this process: the pool's claims may finish out
         # of order, and the lane must get messages in the order they came.
         async with self._arrivals.setdefault(room.key, asyncio.Lock()):
-            admitted = await self._claim(room, keys, mid, who, text, reply_to, start)
+            refusing = lane.policy == "reject" and not start
+            admitted = await claim_names(
+                self.ledger, room.key, keys, message_id=mid, author=who, text=text,
+                reply_to=reply_to, opening=start, refusing=refusing,
+            )  # fmt: skip
             queued: Item | str | None = None
             if admitted.seq is not None:
                 ours = message_id is None
@@ -289,13 +294,17 @@ class Gateway:
             except TimeoutError:
                 return PostResult(room.key, known.message_id, "queued", lane.policy, [], True)
         if admitted.refused:  # the room answers (reject): not remembered, a retry posts it
-            await self.ledger.forget(room.key, mid)
             status = (await room.status()).to_dict()
             return PostResult(room.key, mid, "rejected", lane.policy, room=status)
         if not wait:
             return PostResult(room.key, mid, "queued", lane.policy)
         if not isinstance(queued, Item):  # joined a message another replica runs
-            got = await ledger_result(self.ledger, room.key, keys[-1], timeout or DUPLICATE_WAIT)
+            got = await ledger_result(self.ledger, room.key, keys[-1], timeout)
+            if got is None and await self.ledger.get(room.key, keys[-1]) is None:
+                raise RoomBusyError(  # forgotten with the message it joined, whose run failed
+                    f"the message {queued} this one joined in {room.key} could not be answered; "
+                    "send it again"
+                )
             return got or PostResult(room.key, mid, "queued", lane.policy)
         item = queued
         try:
@@ -303,46 +312,6 @@ class Gateway:
         except TimeoutError:
             return PostResult(room.key, mid, "queued", lane.policy)
         return first if item.message_id == mid else first.as_merged(mid)
-
-    async def _claim(
-        self,
-        room: Room,
-        keys: list[str],
-        mid: str,
-        who: str,
-        text: str,
-        reply_to: str | None,
-        start: bool,
-    ) -> Admission:
-        """Claim the message's ledger keys: new (its place), the entry one of them has
-        already, or refused (policy ``reject``, the room answering another message)."""
-        key, refusing = room.key, room.settings.double_texting == "reject" and not start
-        first = admitted = Admission()
-        for ledger_key in keys:
-            admitted = await self.ledger.admit(
-                key,
-                ledger_key,
-                message_id=mid,
-                author=who,
-                text=text,
-                reply_to=reply_to,
-                opening=start,
-                unless_answering=refusing,
-            )
-            known = admitted.known
-            if known is not None and known.author != who:
-                # The first answer is the first sender's: replaying it to someone else
-                # would hand them that person's message and its replies.
-                what = "Idempotency-Key" if ledger_key.startswith("idem:") else "message_id"
-                raise InputError(
-                    f"this {what} names another person's message in {key}",
-                    field=what,
-                    fix=f"send your own {what} (each message its own id)",
-                )
-            if admitted.seq is None:
-                return admitted
-            first = first if first.seq is not None else admitted
-        return first  # its place: the first name's
 
     async def _queue(self, room: Room, lane: Lane, item: Item) -> Item | str:
         """Put a claimed message in the lane, or join it to the waiting one it coalesces
@@ -363,7 +332,9 @@ class Gateway:
         return item
 
     async def _resume(self) -> None:
-        entries = {(e.session, e.message_id): e for e in await self.ledger.take_orphans()}
+        entries: dict[tuple[str, str], Entry] = {}
+        for orphan in await self.ledger.take_orphans():  # oldest first: a message's first row
+            entries.setdefault((orphan.session, orphan.message_id), orphan)
         for (session, _), entry in entries.items():  # oldest first, one per message
             async with self._arrivals.setdefault(session, asyncio.Lock()):
                 await self._adopt(entry)
@@ -374,10 +345,15 @@ class Gateway:
         held = [*lane.waiting(), lane.settling] if lane is not None else []
         if any(i and entry.message_id in (i.message_id, *i.merged) for i in held):
             return
+        rows = await self.ledger.by_message(entry.session, entry.message_id)
+        if not any(row.state in ("queued", "running") for row in rows):
+            return  # answered, or joined to another message, since the sweep read it
         try:
             room = await self.session(entry.session)
-        except InputError as exc:  # its scenario left the project: the others still run
+        except InputError as exc:  # its scenario left the project, or its room never began
+            # Forgotten, as a failed run is: left queued, it would hold up its room's queue.
             log.warning("queued %s of %s not run: %s", entry.message_id, entry.session, exc)
+            await self.ledger.forget(entry.session, entry.message_id)
             return
         parts = await self.ledger.merged_into(entry.session, entry.message_id)
         # Whether the id was the gateway's own is not kept: as a client id, it is still found

@@ -146,7 +146,7 @@ class Lane:
         an older message of the room waits elsewhere, or when it left the lane."""
         start: Start | None = None
         try:
-            start = await self._queue.begin(self.room.key, head.message_id, head.seq, window=window)
+            start = await self._queue.begin(self.room.key, head.message_id, window=window)
         except Exception as exc:  # the ledger out of reach: the runs wait for it
             log.warning("cannot start %s in %s yet: %s", head.message_id, self.room.key, exc)
         if start is None or start.go == "wait":
@@ -158,13 +158,11 @@ class Lane:
                 return False
             await asyncio.sleep(POLL if start is not None else POLL * 5)
             return False
-        if start.go == "gone" and start.result is not None:  # answered by another replica
+        if start.go == "answered":  # by another replica, or joined to a message one runs
             self.items.remove(head)
             if not head.done.done():
-                head.done.set_result(PostResult.from_dict(start.result))
+                head.done.set_result(start.answer(self.room.key, head.message_id, self.policy))
             return False
-        # "gone" without a result: forgotten after a failed run elsewhere. It was accepted
-        # here, so it runs (the log's ids keep a message once and answered once).
         if window is not None:  # parts other replicas joined to it are in the ledger
             head.texts, head.merged = [start.text], start.merged
         return True

@@ -196,9 +196,10 @@ class IngestLedger:
         for field, value in {**fields, "reply_to": reply_to}.items():
             self._db.admit(field, value)
         columns, values, args = self._db.new_row()
+        mine, owner = self._db.mine("")
         busy = (
             f" WHERE NOT EXISTS (SELECT 1 FROM ingest WHERE session = ? AND {PENDING} "
-            "AND opening = 0 AND message_id <> ?)"
+            f"AND opening = 0 AND message_id <> ?{mine})"
             if unless_answering
             else " WHERE true"  # SQLite reads ON CONFLICT after a bare SELECT as a join's
         )
@@ -209,7 +210,7 @@ class IngestLedger:
         )
         row = (session, key, message_id, author, text, state, reply_to, int(opening), *args)
         if unless_answering:
-            row += (session, message_id)
+            row += (session, message_id, *owner)
         for _ in range(CLAIM_TRIES):
             if unless_answering:
                 async with self._db.serial(session) as serial:
@@ -293,6 +294,11 @@ class IngestLedger:
             "UPDATE ingest SET text = ? WHERE session = ? AND message_id = ?",
             (text, session, message_id),
         )
+
+    async def drop(self, session: str, key: str) -> None:
+        """Drop the one entry ``key`` names (a name of a message whose other name turned out
+        known or refused: left, it would wait in its room's queue with no lane to run it)."""
+        await self._db.execute("DELETE FROM ingest WHERE session = ? AND key = ?", (session, key))
 
     async def forget(self, session: str, message_id: str) -> None:
         """Drop a message whose run failed, so its sender's retry runs it again."""

@@ -95,6 +95,14 @@ class LedgerBackend(Statements, Protocol):
         and this process's own, now this process's; any order."""
         ...
 
+    def mine(self, alias: str) -> tuple[str, tuple[Any, ...]]:
+        """The condition (``" AND <alias>owner = ?"`` or ``""``) and its parameters that keep
+        a room's order and policy to the rows this process decides on: every row on
+        PostgreSQL, where a sweep adopts the rows of replicas that are gone; this process's
+        own on the file, which has no such sweep (a process that died would hold the room
+        of every other one until a gateway opens again)."""
+        ...
+
     def serial(self, session: str) -> AbstractAsyncContextManager[Statements]:
         """Run the block's statements as one, with no other block of ``session`` (in any
         process sharing the store) in between: a transaction holding the room's advisory

@@ -92,7 +92,7 @@ _TABLES = re.compile(r"\b(ingest|sent)\b")
 
 # One atomic UPDATE: of two replicas sweeping at once, each message goes to one of them.
 _TAKE_ORPHANS = f"""
-UPDATE ingest AS i SET owner = ?
+UPDATE ingest AS i SET owner = ?, state = 'queued'
 WHERE {PENDING} AND owner IS DISTINCT FROM ?
   AND NOT EXISTS (
     SELECT 1 FROM staffroom_leases AS l
@@ -115,8 +115,10 @@ def to_postgres(sql: str) -> str:
 class PgLedgerTables:
     """``staffroom_ingest`` and ``staffroom_sent`` through a replica's pool (autocommit)."""
 
-    now = "now()"
-    ago = "(now() - make_interval(secs => ?))"
+    # The statement's time, not the transaction's: in a serial block the lock may be waited
+    # for, and the coalesce window must not count that wait.
+    now = "statement_timestamp()"
+    ago = "(statement_timestamp() - make_interval(secs => ?))"
     disown = ", owner = NULL"  # the next sweep, on any replica, takes it
 
     def __init__(self, db: Database) -> None:
@@ -169,6 +171,10 @@ class PgLedgerTables:
         async with self.db.connection() as conn:
             cursor = await conn.execute(to_postgres(sql), tuple(args))
             return [dict(row) for row in await cursor.fetchall()]
+
+    def mine(self, alias: str) -> tuple[str, tuple[Any, ...]]:
+        """Every replica's rows: one queue per room across the database."""
+        return "", ()
 
     @asynccontextmanager
     async def serial(self, session: str) -> AsyncIterator[Statements]:

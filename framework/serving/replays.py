@@ -37,15 +37,19 @@ async def replayed(ledger: Ledger, lane: Lane | None, known: Entry, *, wait: boo
 
 
 async def ledger_result(
-    ledger: Ledger, session: str, key: str, seconds: float
+    ledger: Ledger, session: str, key: str, seconds: float | None
 ) -> PostResult | None:
-    """The result the ledger holds for ``key``, waiting up to ``seconds`` for it."""
+    """The result the ledger holds for ``key``, waiting up to ``seconds`` (None: as long as
+    it takes) for it; None when it has not come, or when the entry is gone (forgotten: the
+    run failed, so the sender's retry runs it again)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
+    deadline = None if seconds is None else loop.time() + seconds
     while True:
         entry = await ledger.get(session, key)
-        if entry is not None and entry.result is not None:
+        if entry is None:
+            return None
+        if entry.result is not None:
             return PostResult.from_dict(entry.result)
-        if loop.time() >= deadline:
+        if deadline is not None and loop.time() >= deadline:
             return None
         await asyncio.sleep(POLL)

@@ -9,6 +9,8 @@ sharing one data folder share the file (WAL, a busy timeout), and its primary ke
 from __future__ import annotations
 
 import asyncio
+import os
+import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -37,6 +39,7 @@ CREATE TABLE IF NOT EXISTS ingest (
     created REAL NOT NULL,
     reply_to TEXT,
     opening INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
     PRIMARY KEY (session, key)
 );
 CREATE INDEX IF NOT EXISTS ingest_pending ON ingest (state, seq);
@@ -67,6 +70,8 @@ class SqliteLedgerFile:
         self._conn.row_factory = sqlite3.Row
         self.path = path
         self._serial = asyncio.Lock()
+        self.owner = f"pid{os.getpid()}-{secrets.token_hex(4)}"
+        """This process's name on the rows it queued (see :meth:`mine`)."""
 
     @classmethod
     async def open(cls, path: Path) -> SqliteLedgerFile:
@@ -88,6 +93,7 @@ class SqliteLedgerFile:
                 await conn.execute(
                     "ALTER TABLE ingest ADD COLUMN opening INTEGER NOT NULL DEFAULT 0"
                 )
+                await conn.execute("ALTER TABLE ingest ADD COLUMN owner TEXT")
         except aiosqlite.Error as exc:
             await conn.close()
             raise StorageError(
@@ -102,17 +108,26 @@ class SqliteLedgerFile:
         return self.path
 
     def new_row(self) -> tuple[str, str, tuple[Any, ...]]:
-        """``seq`` (one more than the file's last: the file's write lock makes it unique) and
-        ``created``."""
-        return "seq, created", f"(SELECT COALESCE(MAX(seq), 0) + 1 FROM ingest), {_NOW}", ()
+        """``seq`` (one more than the file's last: the file's write lock makes it unique),
+        ``created`` and the process that queued it."""
+        seq = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM ingest)"
+        return "seq, created, owner", f"{seq}, {_NOW}, ?", (self.owner,)
+
+    def mine(self, alias: str) -> tuple[str, tuple[Any, ...]]:
+        """This process's rows: processes sharing the file each keep their own order and
+        policy, as before the ledger decided them (no sweep adopts a dead one's rows)."""
+        return f" AND {alias}owner = ?", (self.owner,)
 
     def admit(self, field: str, value: str | None) -> None:
         """SQLite's text holds any character: nothing is refused."""
 
     async def take_orphans(self) -> list[Row]:
-        """Every unanswered message: no other process owns one here (the gateway asks once,
-        as it opens)."""
-        return await self.rows(f"SELECT {COLUMNS} FROM ingest WHERE {PENDING}")
+        """Every unanswered message, now this process's (the gateway asks once, as it
+        opens: what a process that stopped or crashed left)."""
+        return await self.rows(
+            f"UPDATE ingest SET owner = ?, state = 'queued' WHERE {PENDING} RETURNING {COLUMNS}",
+            (self.owner,),
+        )
 
     async def execute(self, sql: str, args: Sequence[Any] = ()) -> int:
         """Run one statement; how many rows it changed."""
