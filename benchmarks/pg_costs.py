@@ -13,7 +13,9 @@ mentioning one employee (one turn). Per answered message, each batch:
 
 - statements: PostgreSQL's own count (``pg_stat_statements``, every database of the cluster,
   the benchmark's own reads excluded);
-- round trips: psycopg's waits for the server (``AsyncConnection.wait``), counted here;
+- round trips: psycopg's waits for the server (``AsyncConnection.wait``) that sent or read
+  anything, counted here (and all its waits, as the first profile of issue 23 counted them:
+  a ``commit()`` with no transaction open is a wait on nothing);
 - replica CPU: this process's CPU time (user + system) over the batch;
 - PostgreSQL CPU: the postmaster's process tree (``/proc``), over the batch.
 
@@ -30,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from replica_throughput import postmaster_of, tree_cpu  # noqa: E402
+from replica_throughput import tree_cpu  # noqa: E402
 from server_load import EMPLOYEES, write_project  # noqa: E402
 
 from framework import EventKind, Settings, Staffroom  # noqa: E402
@@ -54,18 +56,35 @@ _OWN = "%pg_stat_statements%"  # the benchmark's own statements
 
 
 class RoundTrips:
-    """Counts psycopg's waits for the server (each a round trip) in this process."""
+    """Counts psycopg's waits on the server in this process (``AsyncConnection.wait``): all of
+    them (``waits``, as issue 23's first profile counted) and those that sent or read
+    anything (``count``: round trips; a ``commit()`` with no transaction open waits on
+    nothing)."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.waits = 0
         self._wait: Callable[..., Awaitable[Any]] = AsyncConnection.wait
 
     def __enter__(self) -> RoundTrips:
         original, counter = self._wait, self
 
-        async def counted(conn: AsyncConnection[Any], *args: Any, **kwargs: Any) -> Any:
+        def watched(gen: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+            try:
+                value = next(gen)
+            except StopIteration as done:  # nothing to send: no round trip
+                return done.value
             counter.count += 1
-            return await original(conn, *args, **kwargs)
+            while True:
+                sent = yield value
+                try:
+                    value = gen.send(sent)
+                except StopIteration as done:
+                    return done.value
+
+        async def counted(conn: AsyncConnection[Any], gen: Any, *args: Any, **kw: Any) -> Any:
+            counter.waits += 1
+            return await original(conn, watched(gen), *args, **kw)
 
         AsyncConnection.wait = counted  # type: ignore[method-assign]
         return self
@@ -81,6 +100,7 @@ class Batch:
     messages: int
     statements: float
     round_trips: float
+    waits: float
     replica_ms: float
     postgres_ms: float
 
@@ -92,6 +112,18 @@ def _statements(admin: str) -> int:
             (_OWN,),
         ).fetchone()
     return int(row[0]) if row else 0
+
+
+def _show_statements(admin: str, messages: int) -> None:
+    """Print each statement's calls per message, most first."""
+    with psycopg.connect(admin, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT calls, query FROM pg_stat_statements WHERE query NOT LIKE %s "
+            "ORDER BY calls DESC",
+            (_OWN,),
+        ).fetchall()
+    for calls, query in rows:
+        print(f"  {calls / messages:6.2f}  {' '.join(str(query).split())[:150]}")
 
 
 def _reset(admin: str) -> None:
@@ -125,14 +157,15 @@ async def _room_messages(gateway: Gateway, key: str, room: int, batch: int, coun
     return answered
 
 
-async def run(args: argparse.Namespace, url: str, admin: str, work: Path) -> list[Batch]:
+async def run(args: argparse.Namespace, cluster: LocalCluster, work: Path) -> list[Batch]:
+    url = admin = cluster.url("costs")
+    # The server's pid: the first line of its postmaster.pid.
+    postmaster = int((cluster.data / "postmaster.pid").read_text().split()[0])
     project = work / "project"
     write_project(project, args.delay)
     settings = Settings(
         data_dir=work / "data", project_dir=project, allow_network=False, database=url
     )
-    postmaster = postmaster_of(admin)
-    assert postmaster is not None, "the cluster runs on this machine"
     batches: list[Batch] = []
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
@@ -159,11 +192,14 @@ async def run(args: argparse.Namespace, url: str, admin: str, work: Path) -> lis
                 if answered != args.rooms * args.messages:
                     sys.exit(f"batch {batch}: {answered} of {args.rooms * args.messages} answered")
                 statements = _statements(admin)
+                if args.show and batch == args.batches - 1:
+                    _show_statements(admin, answered)
                 batches.append(
                     Batch(
                         answered,
                         statements / answered,
                         trips.count / answered,
+                        trips.waits / answered,
                         1000 * cpu / answered,
                         1000 * pg / answered,
                     )
@@ -171,8 +207,8 @@ async def run(args: argparse.Namespace, url: str, admin: str, work: Path) -> lis
                 b = batches[-1]
                 print(
                     f"batch {batch}: {answered} messages, {b.statements:.1f} statements, "
-                    f"{b.round_trips:.1f} round trips, replica {b.replica_ms:.1f} ms, "
-                    f"PostgreSQL {b.postgres_ms:.1f} ms per message",
+                    f"{b.round_trips:.1f} round trips ({b.waits:.1f} waits), "
+                    f"replica {b.replica_ms:.1f} ms, PostgreSQL {b.postgres_ms:.1f} ms per message",
                     flush=True,
                 )
         finally:
@@ -189,8 +225,10 @@ def summary(batches: list[Batch]) -> str:
     total = sum(b.messages for b in batches)
     statements = sum(b.statements * b.messages for b in batches) / total
     trips = sum(b.round_trips * b.messages for b in batches) / total
+    waits = sum(b.waits * b.messages for b in batches) / total
     return (
-        f"per message: {statements:.1f} statements, {trips:.1f} round trips; CPU ms best / "
+        f"per message: {statements:.1f} statements, {trips:.1f} round trips ({waits:.1f} "
+        "psycopg waits); CPU ms best / "
         f"median: replica {best_median([b.replica_ms for b in batches])}, "
         f"PostgreSQL {best_median([b.postgres_ms for b in batches])}"
     )
@@ -202,6 +240,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=3, help="per room and batch")
     parser.add_argument("--batches", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.05, help="the simulator's s per call")
+    parser.add_argument("--show", action="store_true", help="list the last batch's statements")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="staffroom-pgcosts-"))
     # Its own folder: LocalCluster hands it to the `postgres` user when this runs as root.
@@ -212,7 +251,7 @@ def main() -> None:
             url = cluster.create_database("costs")
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute("CREATE EXTENSION pg_stat_statements")
-            batches = asyncio.run(run(args, url, cluster.url("costs"), folder))
+            batches = asyncio.run(run(args, cluster, folder))
         finally:
             cluster.stop("fast")
     finally:
