@@ -30,7 +30,7 @@ from framework.memory.extension import consolidator_for
 from framework.models.profile import ModelProfile
 from framework.runtime.accepted import Accepted, accept
 from framework.runtime.deps import RoomContext, RoomDeps
-from framework.runtime.graph import RoomGraph
+from framework.runtime.graph import RoomGraph, run_input
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
 from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.run_lock import RunGuard
@@ -382,8 +382,7 @@ class Room:
                 async for event in self._stream({"inbox": []}):
                     yield event
             return
-        payload: Any = Command(resume=message) if snap.interrupts else {"inbox": [message]}
-        async for event in self._stream(payload):
+        async for event in self._stream(run_input(snap.values, bool(snap.interrupts), message)):
             yield event
 
     async def _stream(self, payload: Any) -> AsyncIterator[Event]:
