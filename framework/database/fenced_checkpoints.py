@@ -87,6 +87,9 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             )
         super().__init__(conn, serde=serde)
         self._fences: dict[str, Lease] = {}
+        self._steps: dict[str, tuple[int, int]] = {}
+        """Thread id -> the first and last step of the checkpoints saved since it was last
+        asked (:meth:`take_steps`): what decides when a room's history is pruned."""
 
     def fence(self, thread_id: str, lease: Lease) -> None:
         """Writes to ``thread_id`` are allowed while ``lease`` is live (see ``Leases.hold``)."""
@@ -100,6 +103,11 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         """The lease that fences ``thread_id``'s writes now, if any."""
         return self._fences.get(str(thread_id))
 
+    def take_steps(self, thread_id: str) -> tuple[int, int] | None:
+        """The first and last LangGraph step of the checkpoints this saver has saved for
+        ``thread_id`` (its root graph) since the last call, or None if none; forgotten here."""
+        return self._steps.pop(str(thread_id), None)
+
     async def aput(
         self,
         config: RunnableConfig,
@@ -108,8 +116,14 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save a checkpoint, if this replica still holds the thread's lease."""
-        with _writing(config["configurable"]["thread_id"]):
-            return await super().aput(config, checkpoint, metadata, new_versions)
+        thread_id = str(config["configurable"]["thread_id"])
+        with _writing(thread_id):
+            saved = await super().aput(config, checkpoint, metadata, new_versions)
+        step = metadata.get("step")
+        if isinstance(step, int) and not config["configurable"].get("checkpoint_ns"):
+            first, _ = self._steps.get(thread_id, (step, step))
+            self._steps[thread_id] = (min(first, step), step)
+        return saved
 
     async def aput_writes(
         self,
