@@ -8,8 +8,8 @@ one transaction that first checks, under ``FOR SHARE``, that this replica's leas
 thread (owner and epoch, ``leases.py``) is still the live one: a takeover (which updates the
 lease row) waits for a write in flight to commit, and a write after a takeover finds the
 epoch bumped and is refused with :class:`LeaseLostError`, nothing written. Reads are not
-fenced. The thread id is the room's session key. A write takes two round trips whatever
-LangGraph sends in it: the fence first, then its statements with ``COMMIT`` in one string
+fenced. The thread id is the room's session key. A write takes one round trip whatever
+LangGraph sends in it: ``BEGIN``, the fence, its statements and ``COMMIT`` in one string
 (``fenced_write.py``).
 
 This module needs the ``postgres`` extra (langgraph-checkpoint-postgres); import it only when
@@ -39,7 +39,7 @@ from psycopg import AsyncConnection, AsyncCursor, AsyncPipeline
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from framework.database.fenced_write import FENCE_SQL, BatchedWrite
+from framework.database.fenced_write import FENCE_SQL, BatchedWrite, FenceRefused
 from framework.database.leases import LEASE_MIGRATIONS, Lease
 from framework.database.migrations import apply_migrations
 from framework.database.pool import Database
@@ -183,17 +183,18 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         lease = self._fences.get(thread_id)
         if lease is None:
             raise _unfenced(thread_id)
-        # Two round trips (fenced_write.py): the fence, answered before anything is written,
-        # then LangGraph's statements and COMMIT in one string.
+        # One round trip (fenced_write.py): the fence, LangGraph's statements and COMMIT in
+        # one string; a fence that finds the lease gone stops it before anything is written.
         async with self._connection() as conn:
             write = BatchedWrite(conn)
             try:
-                if not await write.begin_fenced(thread_id, lease.owner, lease.epoch):
-                    await write.abandon()
-                    async with conn.cursor(row_factory=dict_row) as cur:
-                        raise await _lost(cur, thread_id, lease)
+                write.begin_fenced(thread_id, lease.owner, lease.epoch)
                 yield write
-                await write.commit()
+                try:
+                    await write.commit()
+                except FenceRefused:
+                    async with conn.cursor(row_factory=dict_row) as cur:
+                        raise await _lost(cur, thread_id, lease) from None
             except BaseException:
                 with suppress(Exception):  # a broken connection: the pool replaces it
                     await write.abandon()
