@@ -65,6 +65,12 @@ _HOLDER_SQL = (
 # `_cursor`, which is where LangGraph's own write code gets its connection. A ContextVar, so
 # concurrent writes of several rooms (one task each) do not see each other's thread.
 _WRITING: ContextVar[str | None] = ContextVar("staffroom_fenced_write", default=None)
+# The fenced write the current task has open (its thread, its cursor): LangGraph's write
+# methods called inside it add their statements to it (a checkpoint and the writes held).
+_OPEN: ContextVar[tuple[str, BatchedWrite] | None] = ContextVar("staffroom_open", default=None)
+
+_Writes = tuple[RunnableConfig, Sequence[tuple[str, Any]], str, str]
+"""What ``aput_writes`` was given: config, writes, task id, task path."""
 
 
 class FencedPostgresSaver(AsyncPostgresSaver):
@@ -88,6 +94,8 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         super().__init__(conn, serde=serde)
         self._fences: dict[str, Lease] = {}
         self._steps: dict[str, tuple[int, int]] = {}
+        self._held: dict[str, list[_Writes]] = {}
+        """Thread id -> the pending writes held back during a run (:meth:`hold_writes`)."""
         """Thread id -> the first and last step of the checkpoints saved since it was last
         asked (:meth:`take_steps`): what decides when a room's history is pruned."""
 
@@ -108,6 +116,23 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         ``thread_id`` (its root graph) since the last call, or None if none; forgotten here."""
         return self._steps.pop(str(thread_id), None)
 
+    def hold_writes(self, thread_id: str) -> None:
+        """While a run of ``thread_id`` goes on: hold its pending writes back and send them in
+        the transaction of its next checkpoint (one write where there were two, LangGraph
+        saving a task's writes and then, at the step's end, the checkpoint that applies
+        them); :meth:`release_writes` sends what is still held when the run ends."""
+        self._held[str(thread_id)] = []
+
+    async def release_writes(self, thread_id: str) -> None:
+        """The run of ``thread_id`` ended: write the pending writes still held (an
+        interrupt's, an error's), in one fenced transaction; hold no more."""
+        held = self._held.pop(str(thread_id), None)
+        if held:
+            with _writing(thread_id):
+                async with self._cursor(pipeline=True):  # the writes below join it
+                    for writes in held:
+                        await super().aput_writes(*writes)
+
     async def aput(
         self,
         config: RunnableConfig,
@@ -115,10 +140,19 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Save a checkpoint, if this replica still holds the thread's lease."""
+        """Save a checkpoint (with the pending writes held back, if any), if this replica
+        still holds the thread's lease."""
         thread_id = str(config["configurable"]["thread_id"])
+        held = self._held.get(thread_id)
         with _writing(thread_id):
-            saved = await super().aput(config, checkpoint, metadata, new_versions)
+            if not held:
+                saved = await super().aput(config, checkpoint, metadata, new_versions)
+            else:
+                pending, held[:] = list(held), []
+                async with self._cursor(pipeline=True):  # one transaction: all join it
+                    for writes in pending:
+                        await super().aput_writes(*writes)
+                    saved = await super().aput(config, checkpoint, metadata, new_versions)
         step = metadata.get("step")
         if isinstance(step, int) and not config["configurable"].get("checkpoint_ns"):
             first, _ = self._steps.get(thread_id, (step, step))
@@ -132,7 +166,12 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        """Store a task's pending writes, if this replica still holds the thread's lease."""
+        """Store a task's pending writes, if this replica still holds the thread's lease
+        (during a run that holds writes back: with its next checkpoint, or at its end)."""
+        held = self._held.get(str(config["configurable"]["thread_id"]))
+        if held is not None:
+            held.append((config, writes, task_id, task_path))
+            return
         with _writing(config["configurable"]["thread_id"]):
             await super().aput_writes(config, writes, task_id, task_path)
 
@@ -180,6 +219,10 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             ):
                 yield cur
             return
+        joined = _OPEN.get()
+        if joined is not None and joined[0] == thread_id:  # a write inside one already open
+            yield joined[1]
+            return
         lease = self._fences.get(thread_id)
         if lease is None:
             raise _unfenced(thread_id)
@@ -189,7 +232,11 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             write = BatchedWrite(conn)
             try:
                 write.begin_fenced(thread_id, lease.owner, lease.epoch)
-                yield write
+                token = _OPEN.set((thread_id, write))
+                try:
+                    yield write
+                finally:
+                    _OPEN.reset(token)
                 try:
                     await write.commit()
                 except FenceRefused:
