@@ -25,11 +25,16 @@ from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    copy_checkpoint,
+)
 from langgraph.checkpoint.postgres import _ainternal
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.postgres.base import (
-    PRUNE_BLOBS_SQL,
     PRUNE_DELETE_THREADS_SQL,
     PRUNE_STRATEGIES,
     _keep_latest,
@@ -43,18 +48,11 @@ from framework.database.fenced_write import FENCE_SQL, BatchedWrite, FenceRefuse
 from framework.database.leases import LEASE_MIGRATIONS, Lease
 from framework.database.migrations import apply_migrations
 from framework.database.pool import Database
+from framework.database.prune_statements import execute_pruning
 from framework.errors import LeaseLostError, StorageError
 
 __all__ = ["FencedPostgresSaver", "open_checkpoints"]
 
-# LangGraph's keep_latest deletes a pruned room's unused blobs one channel at a time (a
-# dozen statements after each run); these are its PRUNE_BLOBS_SQL statements as one.
-_PRUNE_BLOBS_AT_ONCE = """
-DELETE FROM checkpoint_blobs AS b
-USING unnest(%s::text[], %s::text[]) AS g(channel, version)
-WHERE b.thread_id = %s AND b.checkpoint_ns = %s
-  AND b.channel = g.channel AND b.version = g.version
-"""
 _SETUP_LOCK_KEY = 0x5374_6166_67  # next to the migrations' key ("Staff" + 1)
 _TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS got"
 _HOLDER_SQL = (
@@ -94,18 +92,39 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         super().__init__(conn, serde=serde)
         self._fences: dict[str, Lease] = {}
         self._steps: dict[str, tuple[int, int]] = {}
-        self._held: dict[str, list[_Writes]] = {}
-        """Thread id -> the pending writes held back during a run (:meth:`hold_writes`)."""
         """Thread id -> the first and last step of the checkpoints saved since it was last
         asked (:meth:`take_steps`): what decides when a room's history is pruned."""
+        self._held: dict[str, list[_Writes]] = {}
+        """Thread id -> the pending writes held back during a run (:meth:`hold_writes`)."""
+        self._read: dict[str, CheckpointTuple] = {}
+        """Thread id -> its latest checkpoint as last read under this replica's lease, kept
+        for one more read until the thread is written (see :meth:`aget_tuple`)."""
 
     def fence(self, thread_id: str, lease: Lease) -> None:
         """Writes to ``thread_id`` are allowed while ``lease`` is live (see ``Leases.hold``)."""
         self._fences[str(thread_id)] = lease
+        self._read.pop(str(thread_id), None)
 
     def unfence(self, thread_id: str) -> None:
         """Writes to ``thread_id`` are refused from now on."""
         self._fences.pop(str(thread_id), None)
+        self._read.pop(str(thread_id), None)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The thread's checkpoint (see ``AsyncPostgresSaver.aget_tuple``). A run reads its
+        room's latest checkpoint twice in a row (the room checks it, then LangGraph's loop
+        loads it): under this replica's lease nobody else can write the thread, so the second
+        read, with no write of ours in between, is given a copy of the first."""
+        thread_id, conf = str(config["configurable"]["thread_id"]), config["configurable"]
+        if thread_id not in self._fences or conf.get("checkpoint_id") or conf.get("checkpoint_ns"):
+            return await super().aget_tuple(config)
+        kept = self._read.pop(thread_id, None)
+        if kept is not None:
+            return _copy(kept)
+        found = await super().aget_tuple(config)
+        if found is not None:
+            self._read[thread_id] = _copy(found)
+        return found
 
     def fenced_by(self, thread_id: str) -> Lease | None:
         """The lease that fences ``thread_id``'s writes now, if any."""
@@ -188,6 +207,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         if strategy not in PRUNE_STRATEGIES:
             raise ValueError(f"Unknown prune strategy: {strategy!r}")
         for thread_id in (str(t) for t in thread_ids):
+            self._read.pop(thread_id, None)
             async with (
                 self._connection() as conn,
                 conn.transaction(),
@@ -203,7 +223,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
                 sql, params, _ = next(statements)
                 await cur.execute(sql, params)
                 await self._check_fence(cur, thread_id)
-                await _execute_pruning(cur, statements)
+                await execute_pruning(cur, statements)
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
@@ -223,6 +243,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         if joined is not None and joined[0] == thread_id:  # a write inside one already open
             yield joined[1]
             return
+        self._read.pop(thread_id, None)  # written: the next read goes to the database
         lease = self._fences.get(thread_id)
         if lease is None:
             raise _unfenced(thread_id)
@@ -271,6 +292,15 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         raise await _lost(cur, thread_id, lease)
 
 
+def _copy(found: CheckpointTuple) -> CheckpointTuple:
+    """A copy a reader may change (LangGraph applies writes to a checkpoint it loaded)."""
+    return found._replace(
+        checkpoint=copy_checkpoint(found.checkpoint),
+        metadata=found.metadata.copy(),
+        pending_writes=list(found.pending_writes or []),
+    )
+
+
 def _unfenced(thread_id: str) -> LeaseLostError:
     return LeaseLostError(
         f"room {thread_id}: this replica holds no lease on it, so its checkpoint write "
@@ -292,38 +322,6 @@ async def _lost(cur: AsyncCursor[DictRow], thread_id: str, lease: Lease) -> Leas
         "its checkpoint write was refused and nothing was written; the room goes on "
         "where its lease is held: send the room's requests there, or reopen it"
     )
-
-
-async def _execute_pruning(cur: AsyncCursor[DictRow], statements: Any) -> None:
-    """Run LangGraph's keep_latest ``statements`` as its ``_aexecute`` does (unprepared, rows
-    sent back where asked), but its per-channel blob deletes as one statement, sent where the
-    next other statement (or the end) comes: they need no answer, and nothing after them in
-    the transaction reads blobs."""
-    blobs: dict[tuple[str, str], list[tuple[str, str]]] = {}
-
-    async def flush() -> None:
-        for (thread_id, ns), pairs in blobs.items():
-            channels, versions = [c for c, _ in pairs], [v for _, v in pairs]
-            await cur.execute(
-                _PRUNE_BLOBS_AT_ONCE, (channels, versions, thread_id, ns), prepare=False
-            )
-        blobs.clear()
-
-    reply: list[DictRow] | None = None  # what the last statement sent back (None: first)
-    while True:
-        try:
-            sql, params, fetch = next(statements) if reply is None else statements.send(reply)
-        except StopIteration:
-            break
-        reply = []
-        if sql == PRUNE_BLOBS_SQL:
-            thread_id, ns, channel, versions = params
-            blobs.setdefault((thread_id, ns), []).extend((channel, v) for v in versions)
-            continue
-        await flush()
-        await cur.execute(sql, params, prepare=False)
-        reply = await cur.fetchall() if fetch else []
-    await flush()
 
 
 @contextmanager
