@@ -37,8 +37,8 @@ history is read with ``JsonlLog.read_all`` (which drops lines of a fenced, stale
 - unanswered: a person's message followed by no employee message before the next one;
 - forked: LangGraph's ``checkpoints`` rows sharing (thread_id, checkpoint_ns,
   parent_checkpoint_id): two runs wrote from the same parent. A thread with more than one row
-  is shown too (``multi-row threads``): after each run the runtime prunes a room to its latest
-  checkpoint, so more than one row at the end means a prune was skipped (not a fork by itself);
+  is shown too (``multi-row threads``): the runtime prunes a room to its latest checkpoint
+  only every 20 steps, so most rooms end with more than one row (not a fork by itself);
 - sse-gaps / sse-dups / sse-stray: per streamed room, history ids its client never received, ids
   it received twice, ids received that are not in the history (a fenced line streamed).
 

@@ -8,8 +8,8 @@ one transaction that first checks, under ``FOR SHARE``, that this replica's leas
 thread (owner and epoch, ``leases.py``) is still the live one: a takeover (which updates the
 lease row) waits for a write in flight to commit, and a write after a takeover finds the
 epoch bumped and is refused with :class:`LeaseLostError`, nothing written. Reads are not
-fenced. The thread id is the room's session key. A write takes two round trips whatever
-LangGraph sends in it: the fence first, then its statements with ``COMMIT`` in one string
+fenced. The thread id is the room's session key. A write takes one round trip whatever
+LangGraph sends in it: ``BEGIN``, the fence, its statements and ``COMMIT`` in one string
 (``fenced_write.py``).
 
 This module needs the ``postgres`` extra (langgraph-checkpoint-postgres); import it only when
@@ -25,11 +25,16 @@ from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    copy_checkpoint,
+)
 from langgraph.checkpoint.postgres import _ainternal
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.postgres.base import (
-    PRUNE_BLOBS_SQL,
     PRUNE_DELETE_THREADS_SQL,
     PRUNE_STRATEGIES,
     _keep_latest,
@@ -39,22 +44,15 @@ from psycopg import AsyncConnection, AsyncCursor, AsyncPipeline
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from framework.database.fenced_write import FENCE_SQL, BatchedWrite
+from framework.database.fenced_write import FENCE_SQL, BatchedWrite, FenceRefused
 from framework.database.leases import LEASE_MIGRATIONS, Lease
 from framework.database.migrations import apply_migrations
 from framework.database.pool import Database
+from framework.database.prune_statements import execute_pruning
 from framework.errors import LeaseLostError, StorageError
 
 __all__ = ["FencedPostgresSaver", "open_checkpoints"]
 
-# LangGraph's keep_latest deletes a pruned room's unused blobs one channel at a time (a
-# dozen statements after each run); these are its PRUNE_BLOBS_SQL statements as one.
-_PRUNE_BLOBS_AT_ONCE = """
-DELETE FROM checkpoint_blobs AS b
-USING unnest(%s::text[], %s::text[]) AS g(channel, version)
-WHERE b.thread_id = %s AND b.checkpoint_ns = %s
-  AND b.channel = g.channel AND b.version = g.version
-"""
 _SETUP_LOCK_KEY = 0x5374_6166_67  # next to the migrations' key ("Staff" + 1)
 _TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS got"
 _HOLDER_SQL = (
@@ -65,6 +63,12 @@ _HOLDER_SQL = (
 # `_cursor`, which is where LangGraph's own write code gets its connection. A ContextVar, so
 # concurrent writes of several rooms (one task each) do not see each other's thread.
 _WRITING: ContextVar[str | None] = ContextVar("staffroom_fenced_write", default=None)
+# The fenced write the current task has open (its thread, its cursor): LangGraph's write
+# methods called inside it add their statements to it (a checkpoint and the writes held).
+_OPEN: ContextVar[tuple[str, BatchedWrite] | None] = ContextVar("staffroom_open", default=None)
+
+_Writes = tuple[RunnableConfig, Sequence[tuple[str, Any]], str, str]
+"""What ``aput_writes`` was given: config, writes, task id, task path."""
 
 
 class FencedPostgresSaver(AsyncPostgresSaver):
@@ -87,18 +91,66 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             )
         super().__init__(conn, serde=serde)
         self._fences: dict[str, Lease] = {}
+        self._steps: dict[str, tuple[int, int]] = {}
+        """Thread id -> the first and last step of the checkpoints saved since it was last
+        asked (:meth:`take_steps`): what decides when a room's history is pruned."""
+        self._held: dict[str, list[_Writes]] = {}
+        """Thread id -> the pending writes held back during a run (:meth:`hold_writes`)."""
+        self._read: dict[str, CheckpointTuple] = {}
+        """Thread id -> its latest checkpoint as last read under this replica's lease, kept
+        for one more read until the thread is written (see :meth:`aget_tuple`)."""
 
     def fence(self, thread_id: str, lease: Lease) -> None:
         """Writes to ``thread_id`` are allowed while ``lease`` is live (see ``Leases.hold``)."""
         self._fences[str(thread_id)] = lease
+        self._read.pop(str(thread_id), None)
 
     def unfence(self, thread_id: str) -> None:
         """Writes to ``thread_id`` are refused from now on."""
         self._fences.pop(str(thread_id), None)
+        self._read.pop(str(thread_id), None)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The thread's checkpoint (see ``AsyncPostgresSaver.aget_tuple``). A run reads its
+        room's latest checkpoint twice in a row (the room checks it, then LangGraph's loop
+        loads it): under this replica's lease nobody else can write the thread, so the second
+        read, with no write of ours in between, is given a copy of the first."""
+        thread_id, conf = str(config["configurable"]["thread_id"]), config["configurable"]
+        if thread_id not in self._fences or conf.get("checkpoint_id") or conf.get("checkpoint_ns"):
+            return await super().aget_tuple(config)
+        kept = self._read.pop(thread_id, None)
+        if kept is not None:
+            return _copy(kept)
+        found = await super().aget_tuple(config)
+        if found is not None:
+            self._read[thread_id] = _copy(found)
+        return found
 
     def fenced_by(self, thread_id: str) -> Lease | None:
         """The lease that fences ``thread_id``'s writes now, if any."""
         return self._fences.get(str(thread_id))
+
+    def take_steps(self, thread_id: str) -> tuple[int, int] | None:
+        """The first and last LangGraph step of the checkpoints this saver has saved for
+        ``thread_id`` (its root graph) since the last call, or None if none; forgotten here."""
+        return self._steps.pop(str(thread_id), None)
+
+    def hold_writes(self, thread_id: str) -> None:
+        """While a run of ``thread_id`` goes on: hold its pending writes back and send them in
+        the transaction of its next checkpoint (one write where there were two, LangGraph
+        saving a task's writes and then, at the step's end, the checkpoint that applies
+        them); :meth:`release_writes` sends what is still held when the run ends."""
+        self._held[str(thread_id)] = []
+
+    async def release_writes(self, thread_id: str) -> None:
+        """The run of ``thread_id`` ended: write the pending writes still held (an
+        interrupt's, an error's), in one fenced transaction; hold no more."""
+        held = self._held.pop(str(thread_id), None)
+        if held:
+            with _writing(thread_id):
+                async with self._cursor(pipeline=True):  # the writes below join it
+                    for writes in held:
+                        await super().aput_writes(*writes)
 
     async def aput(
         self,
@@ -107,9 +159,24 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Save a checkpoint, if this replica still holds the thread's lease."""
-        with _writing(config["configurable"]["thread_id"]):
-            return await super().aput(config, checkpoint, metadata, new_versions)
+        """Save a checkpoint (with the pending writes held back, if any), if this replica
+        still holds the thread's lease."""
+        thread_id = str(config["configurable"]["thread_id"])
+        held = self._held.get(thread_id)
+        with _writing(thread_id):
+            if not held:
+                saved = await super().aput(config, checkpoint, metadata, new_versions)
+            else:
+                pending, held[:] = list(held), []
+                async with self._cursor(pipeline=True):  # one transaction: all join it
+                    for writes in pending:
+                        await super().aput_writes(*writes)
+                    saved = await super().aput(config, checkpoint, metadata, new_versions)
+        step = metadata.get("step")
+        if isinstance(step, int) and not config["configurable"].get("checkpoint_ns"):
+            first, _ = self._steps.get(thread_id, (step, step))
+            self._steps[thread_id] = (min(first, step), step)
+        return saved
 
     async def aput_writes(
         self,
@@ -118,7 +185,12 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        """Store a task's pending writes, if this replica still holds the thread's lease."""
+        """Store a task's pending writes, if this replica still holds the thread's lease
+        (during a run that holds writes back: with its next checkpoint, or at its end)."""
+        held = self._held.get(str(config["configurable"]["thread_id"]))
+        if held is not None:
+            held.append((config, writes, task_id, task_path))
+            return
         with _writing(config["configurable"]["thread_id"]):
             await super().aput_writes(config, writes, task_id, task_path)
 
@@ -135,6 +207,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         if strategy not in PRUNE_STRATEGIES:
             raise ValueError(f"Unknown prune strategy: {strategy!r}")
         for thread_id in (str(t) for t in thread_ids):
+            self._read.pop(thread_id, None)
             async with (
                 self._connection() as conn,
                 conn.transaction(),
@@ -150,7 +223,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
                 sql, params, _ = next(statements)
                 await cur.execute(sql, params)
                 await self._check_fence(cur, thread_id)
-                await _execute_pruning(cur, statements)
+                await execute_pruning(cur, statements)
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
@@ -166,20 +239,30 @@ class FencedPostgresSaver(AsyncPostgresSaver):
             ):
                 yield cur
             return
+        joined = _OPEN.get()
+        if joined is not None and joined[0] == thread_id:  # a write inside one already open
+            yield joined[1]
+            return
+        self._read.pop(thread_id, None)  # written: the next read goes to the database
         lease = self._fences.get(thread_id)
         if lease is None:
             raise _unfenced(thread_id)
-        # Two round trips (fenced_write.py): the fence, answered before anything is written,
-        # then LangGraph's statements and COMMIT in one string.
+        # One round trip (fenced_write.py): the fence, LangGraph's statements and COMMIT in
+        # one string; a fence that finds the lease gone stops it before anything is written.
         async with self._connection() as conn:
             write = BatchedWrite(conn)
             try:
-                if not await write.begin_fenced(thread_id, lease.owner, lease.epoch):
-                    await write.abandon()
+                write.begin_fenced(thread_id, lease.owner, lease.epoch)
+                token = _OPEN.set((thread_id, write))
+                try:
+                    yield write
+                finally:
+                    _OPEN.reset(token)
+                try:
+                    await write.commit()
+                except FenceRefused:
                     async with conn.cursor(row_factory=dict_row) as cur:
-                        raise await _lost(cur, thread_id, lease)
-                yield write
-                await write.commit()
+                        raise await _lost(cur, thread_id, lease) from None
             except BaseException:
                 with suppress(Exception):  # a broken connection: the pool replaces it
                     await write.abandon()
@@ -209,6 +292,15 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         raise await _lost(cur, thread_id, lease)
 
 
+def _copy(found: CheckpointTuple) -> CheckpointTuple:
+    """A copy a reader may change (LangGraph applies writes to a checkpoint it loaded)."""
+    return found._replace(
+        checkpoint=copy_checkpoint(found.checkpoint),
+        metadata=found.metadata.copy(),
+        pending_writes=list(found.pending_writes or []),
+    )
+
+
 def _unfenced(thread_id: str) -> LeaseLostError:
     return LeaseLostError(
         f"room {thread_id}: this replica holds no lease on it, so its checkpoint write "
@@ -230,38 +322,6 @@ async def _lost(cur: AsyncCursor[DictRow], thread_id: str, lease: Lease) -> Leas
         "its checkpoint write was refused and nothing was written; the room goes on "
         "where its lease is held: send the room's requests there, or reopen it"
     )
-
-
-async def _execute_pruning(cur: AsyncCursor[DictRow], statements: Any) -> None:
-    """Run LangGraph's keep_latest ``statements`` as its ``_aexecute`` does (unprepared, rows
-    sent back where asked), but its per-channel blob deletes as one statement, sent where the
-    next other statement (or the end) comes: they need no answer, and nothing after them in
-    the transaction reads blobs."""
-    blobs: dict[tuple[str, str], list[tuple[str, str]]] = {}
-
-    async def flush() -> None:
-        for (thread_id, ns), pairs in blobs.items():
-            channels, versions = [c for c, _ in pairs], [v for _, v in pairs]
-            await cur.execute(
-                _PRUNE_BLOBS_AT_ONCE, (channels, versions, thread_id, ns), prepare=False
-            )
-        blobs.clear()
-
-    reply: list[DictRow] | None = None  # what the last statement sent back (None: first)
-    while True:
-        try:
-            sql, params, fetch = next(statements) if reply is None else statements.send(reply)
-        except StopIteration:
-            break
-        reply = []
-        if sql == PRUNE_BLOBS_SQL:
-            thread_id, ns, channel, versions = params
-            blobs.setdefault((thread_id, ns), []).extend((channel, v) for v in versions)
-            continue
-        await flush()
-        await cur.execute(sql, params, prepare=False)
-        reply = await cur.fetchall() if fetch else []
-    await flush()
 
 
 @contextmanager

@@ -44,7 +44,28 @@ LEASE_MIGRATIONS: list[Migration] = [
             taken_at TIMESTAMPTZ NOT NULL
         )
         """,
-    )
+    ),
+    # The fence of a checkpoint write as one statement that fails, so a write can be sent
+    # whole behind it in one round trip (fenced_write.py): the lease row read FOR SHARE,
+    # and an error (SQLSTATE SRL01) that aborts the write when it is not this replica's.
+    Migration(
+        "leases",
+        2,
+        """
+        CREATE OR REPLACE FUNCTION staffroom_fence(p_session TEXT, p_owner TEXT, p_epoch BIGINT)
+        RETURNS void LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM 1 FROM staffroom_leases
+            WHERE session = p_session AND owner = p_owner AND epoch = p_epoch
+              AND expires_at > now()
+            FOR SHARE;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'the lease on % is not held at epoch %', p_session, p_epoch
+                    USING ERRCODE = 'SRL01';
+            END IF;
+        END $$
+        """,
+    ),
 ]
 
 _COLUMNS = "session, owner, epoch, expires_at"

@@ -11,8 +11,11 @@ pending sends from there), its pending writes too, and the rest is deleted.
 On PostgreSQL this is LangGraph's ``aprune(strategy="keep_latest")``. The fenced saver
 refuses it for a room whose lease this replica does not hold, so a prune from outside a run
 (the doctor) takes each room's lease first (waiting for nobody) and skips, naming the
-holder, a room another replica runs. After each run the runtime prunes its own room while
-its lease is still held (:func:`prune_after_run`): retention is automatic there. SQLite's
+holder, a room another replica runs. Retention is automatic there: the runtime prunes its own
+room at the end of a run, while its lease is still held, once the room's history has grown by
+:data:`PRUNE_EVERY_STEPS` steps (:func:`prune_if_due`; a prune costs about a dozen round trips,
+so it is not paid after every run, and a room keeps at most that many steps' checkpoints
+more than its latest one, plus those of its last run). SQLite's
 saver has no prune: the same rule is written here in SQL, one transaction per call; it runs
 only when asked (``staffroom doctor --prune``), so the embedded default is unchanged. Deleted
 rows free pages inside the file; only ``VACUUM`` (:func:`reclaim_space`) gives them back.
@@ -37,9 +40,22 @@ if TYPE_CHECKING:  # the `postgres` extra: imported only when a database is conf
 
     from framework.database.leases import Leases
 
-__all__ = ["PruneReport", "prune_after_run", "prune_checkpoints", "reclaim_space"]
+__all__ = [
+    "PRUNE_EVERY_STEPS",
+    "PruneReport",
+    "prune_after_run",
+    "prune_checkpoints",
+    "prune_if_due",
+    "reclaim_space",
+]
 
 log = logging.getLogger("staffroom.retention")
+
+PRUNE_EVERY_STEPS = 20
+"""A room's run ends with a prune when its checkpoints crossed a multiple of this many
+LangGraph steps during the run (a free-chat message is two to four steps; a new room's first
+run always prunes). The step count is the room's own, kept in its checkpoints, so it does not
+matter which replica runs it or whether one restarted."""
 
 _TASKS = "__pregel_tasks"  # LangGraph's channel of pending sends (langgraph.constants.TASKS)
 
@@ -131,6 +147,21 @@ async def prune_after_run(saver: object, thread_id: str) -> None:
         await postgres.aprune([str(thread_id)], strategy="keep_latest")
     except Exception as exc:  # a lost lease, a serialization failure, the network: next time
         log.warning("could not prune the checkpoints of room %s after its run: %s", thread_id, exc)
+
+
+async def prune_if_due(saver: object, thread_id: str, every: int = PRUNE_EVERY_STEPS) -> bool:
+    """At the end of a run, under the room's lease: prune ``thread_id`` (as
+    :func:`prune_after_run`) if the checkpoints ``saver`` saved for it since the last call
+    crossed a multiple of ``every`` steps; whether it pruned. Never raises."""
+    take = getattr(saver, "take_steps", None)
+    steps = take(str(thread_id)) if callable(take) else None
+    if steps is None:  # nothing saved since the last call: nothing new to prune
+        return False
+    first, last = steps
+    if last // every <= (first - 1) // every:
+        return False
+    await prune_after_run(saver, thread_id)
+    return True
 
 
 async def reclaim_space(saver: BaseCheckpointSaver[Any]) -> str | None:

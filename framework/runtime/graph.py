@@ -252,7 +252,24 @@ async def turn(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[TurnTo]:
         update |= at_index(index + 1)
         if step["waits_for_input"]:
             return Command(goto="human", update=update)
+    if _route_would_end(state, update["run_turns"], runtime.context):
+        # What `route` would do now, without its step (a checkpoint write): free chat, no one
+        # left to answer, under the turn cap: it would change nothing and end the run.
+        runtime.context.control.interrupt = False
+        return Command(goto=_END, update=update)
     return Command(goto="route", update=update)
+
+
+def _route_would_end(state: RoomState, run_turns: int, deps: RoomDeps) -> bool:
+    """Whether ``route``, after a turn, would end the run with no event and no change: the
+    room is in free chat, its queue and inbox are empty, and the turn cap is not reached
+    (``route`` would then write the outcome ``max_turns``)."""
+    return (
+        state["phase"] == "open"
+        and not state["queue"]
+        and not state.get("inbox")
+        and run_turns < deps.plan.settings.max_turns
+    )
 
 
 async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Literal["route"]]:
@@ -286,6 +303,18 @@ async def human(state: RoomState, runtime: Runtime[RoomDeps]) -> Command[Literal
         return Command(goto="route", update=retry)
     update: RoomUpdate = {"inbox": [message], "last_error": None, "interrupted": False}
     return Command(goto="route", update=update)
+
+
+def run_input(values: Mapping[str, Any], paused: bool, message: Routed) -> Any:
+    """What a run that posts ``message`` starts with: the answer to the room's pause
+    (``paused``: an ``interrupt`` waits); in a room that has entered, the message handed
+    straight to ``route`` (no input checkpoint, no START step: two checkpoint writes fewer);
+    in a new room, the input, which goes through START to ``enter``."""
+    if paused:
+        return Command(resume=message)
+    if values.get("entered"):
+        return Command(goto="route", update={"inbox": [message]})
+    return {"inbox": [message]}
 
 
 def _start(state: RoomState) -> Literal["enter", "route"]:

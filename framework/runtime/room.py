@@ -30,7 +30,8 @@ from framework.memory.extension import consolidator_for
 from framework.models.profile import ModelProfile
 from framework.runtime.accepted import Accepted, accept
 from framework.runtime.deps import RoomContext, RoomDeps
-from framework.runtime.graph import RoomGraph
+from framework.runtime.graph import RoomGraph, run_input
+from framework.runtime.held_writes import holding_writes
 from framework.runtime.recovery import REPAIR, RebuildError, integrity_problem, rebuild_state
 from framework.runtime.room_status import RebuildReport, RoomStatus
 from framework.runtime.run_lock import RunGuard
@@ -382,19 +383,18 @@ class Room:
                 async for event in self._stream({"inbox": []}):
                     yield event
             return
-        payload: Any = Command(resume=message) if snap.interrupts else {"inbox": [message]}
-        async for event in self._stream(payload):
+        async for event in self._stream(run_input(snap.values, bool(snap.interrupts), message)):
             yield event
 
     async def _stream(self, payload: Any) -> AsyncIterator[Event]:
-        # "sync": a step's checkpoint is written before the next step runs, so the log is never
-        # more than the step under way ahead of it (with "async", a lost write let a later
-        # message reuse a logged turn's ids: tests/database/test_cut_run_ids.py).
-        async for item in self._graph.astream(
-            payload, self._config, context=self._deps, stream_mode="custom", durability="sync"
-        ):
-            if isinstance(item, Event):
-                yield item
+        # "sync": a step's checkpoint is written before the next step runs, so the log is at
+        # most the step under way ahead of it (tests/database/test_cut_run_ids.py).
+        async with holding_writes(self._graph.checkpointer, self.key):
+            async for item in self._graph.astream(
+                payload, self._config, context=self._deps, stream_mode="custom", durability="sync"
+            ):
+                if isinstance(item, Event):
+                    yield item
 
     def _running(self) -> RunGuard:
         return self._lock

@@ -20,7 +20,7 @@ from filelock import AsyncFileLock
 from filelock import Timeout as LockTimeout
 
 from framework.database.leases import HeldLease
-from framework.database.retention import prune_after_run
+from framework.database.retention import prune_if_due
 from framework.errors import LeaseLostError, RoomBusyError
 from framework.sessions.jsonl_log import JsonlLog
 
@@ -129,9 +129,10 @@ class LeasedRunLock:
         try:
             if hold is not None:
                 if held is not None and _still_held(held):
-                    # Retention, while the lease is still ours: the room keeps its latest
-                    # checkpoint only (all that resume needs; rebuild and replay read the log).
-                    await prune_after_run(self._saver, self.key)
+                    # Retention, while the lease is still ours: every PRUNE_EVERY_STEPS steps
+                    # the room keeps its latest checkpoint only (all that resume needs;
+                    # rebuild and replay read the log).
+                    await prune_if_due(self._saver, self.key)
                 await hold.__aexit__(None, None, None)
         finally:
             self.local.release()

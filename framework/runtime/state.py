@@ -126,8 +126,9 @@ class RoomState(_Control, total=False):
 
 RouteTo = Literal["turn", "lane", "human", "__end__"]
 """Where the ``route`` node sends the room next (declared to the graph from this list)."""
-TurnTo = Literal["route", "human"]
-"""Where a ``turn`` (or the ``join`` of a parallel step's lanes) goes next."""
+TurnTo = Literal["route", "human", "__end__"]
+"""Where a ``turn`` (or the ``join`` of a parallel step's lanes) goes next; the end only when
+``route`` would end the run there anyway (``graph.turn``)."""
 
 
 class RoomUpdate(_Control, total=False):

@@ -2,7 +2,9 @@
 
 What a room resumes from (``aget_tuple``: the latest checkpoint with its pending writes) must
 read the same after a prune as before, on both savers; on PostgreSQL a prune needs the room's
-lease, and the after-run prune never raises, whatever goes wrong.
+lease, and the after-run prune never raises, whatever goes wrong. A run prunes its room only
+when the room's steps crossed a multiple of ``PRUNE_EVERY_STEPS`` (a prune is a dozen round
+trips: not paid after every run), so a room's history stays bounded.
 """
 
 from __future__ import annotations
@@ -21,15 +23,23 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from framework.database.fenced_checkpoints import open_checkpoints
 from framework.database.leases import Leases
 from framework.database.pool import Database
-from framework.database.retention import prune_after_run, prune_checkpoints
+from framework.database.retention import (
+    PRUNE_EVERY_STEPS,
+    prune_after_run,
+    prune_checkpoints,
+    prune_if_due,
+)
 
 ROOM = "room:r1"
 
 
-async def make_history(saver: BaseCheckpointSaver[Any], thread: str, steps: int) -> Any:
-    """``steps`` checkpoints in a chain, pending writes on the last; its config."""
+async def make_history(
+    saver: BaseCheckpointSaver[Any], thread: str, steps: int, first: int = 0
+) -> Any:
+    """``steps`` checkpoints in a chain (LangGraph steps from ``first``), pending writes on
+    the last; its config."""
     config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    for step in range(steps):
+    for step in range(first, first + steps):
         checkpoint = empty_checkpoint()
         checkpoint["channel_values"] = {"draft": f"version {step}"}
         checkpoint["channel_versions"] = {"draft": step + 1}
@@ -173,5 +183,26 @@ async def test_postgres_prune_keeps_exactly_the_blobs_the_latest_checkpoint_read
             (ROOM, "notes", str(read["notes"])),
             (ROOM, "plan", str(read["plan"])),
         ]
+    finally:
+        await db.close()
+
+
+async def test_a_run_prunes_its_room_once_every_prune_every_steps(pg_url: str) -> None:
+    every = PRUNE_EVERY_STEPS
+    db = await Database.open(pg_url, max_size=3)
+    try:
+        saver = await open_checkpoints(db)
+        async with Leases(db, seconds=30).hold(ROOM, wait=0, fence=saver):
+            assert not await prune_if_due(saver, ROOM)  # nothing saved: nothing to prune
+            await make_history(saver, ROOM, 3, first=-1)  # a new room's first run
+            assert await prune_if_due(saver, ROOM) and await count(saver, ROOM) == 1
+            step, runs = 2, 0
+            while step + 2 < every:  # runs of two steps that cross no multiple of `every`
+                await make_history(saver, ROOM, 2, first=step)
+                step, runs = step + 2, runs + 1
+                assert not await prune_if_due(saver, ROOM)
+            assert await count(saver, ROOM) == 1 + 2 * runs  # kept until the next crossing
+            await make_history(saver, ROOM, 3, first=step)  # this run crosses `every`
+            assert await prune_if_due(saver, ROOM) and await count(saver, ROOM) == 1
     finally:
         await db.close()

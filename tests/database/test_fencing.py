@@ -128,8 +128,8 @@ async def test_after_a_paused_replica_is_refused_and_the_chain_does_not_fork(
 
 
 class SlowSerializer(JsonPlusSerializer):
-    """Serialises a checkpoint's blobs only once let go: LangGraph does that inside the
-    write's transaction, after the fence check, so the write stays in flight meanwhile."""
+    """Serialises a checkpoint's blobs only once let go: LangGraph does that before anything
+    of the write is sent (the fence goes with the statements, in one round trip)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -142,7 +142,67 @@ class SlowSerializer(JsonPlusSerializer):
         return super().dumps_typed(obj)
 
 
+HOLD_KEY = 4343
+HOLD_INSERTS = f"""
+CREATE FUNCTION test_hold() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared({HOLD_KEY});
+    RETURN NEW;
+END $$;
+CREATE TRIGGER test_hold BEFORE INSERT ON checkpoints
+    FOR EACH ROW EXECUTE FUNCTION test_hold();
+"""
+"""While the test holds the advisory lock, a checkpoint's insert waits in the database, after
+its write's fence has taken the lease row."""
+
+
+async def _held_in_the_database(db: Database) -> None:
+    deadline = time.monotonic() + 5
+    while True:
+        async with db.connection() as conn:
+            row = await (
+                await conn.execute(
+                    "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                )
+            ).fetchone()
+        if row is not None and row["n"]:
+            return
+        assert time.monotonic() < deadline, "the write never reached the database"
+        await asyncio.sleep(0.02)
+
+
 async def test_a_takeover_waits_for_the_write_in_flight_and_follows_it(
+    replicas: list[tuple[Database, FencedPostgresSaver]],
+) -> None:
+    (db_a, saver_a), (db_b, saver_b) = replicas
+    leases_a, leases_b = Leases(db_a, seconds=0.3), Leases(db_b, seconds=30)
+    lease_a = await leases_a.acquire(ROOM)
+    assert lease_a is not None
+    saver_a.fence(ROOM, lease_a)
+    async with db_b.connection() as hold:
+        await hold.execute(HOLD_INSERTS)
+        await hold.execute("SELECT pg_advisory_lock(%s)", (HOLD_KEY,))
+        checkpoint = step("A's slow write")
+        writing = asyncio.create_task(saver_a.aput(config(), checkpoint, {}, {"note": 1}))
+        try:
+            await _held_in_the_database(db_b)
+            await until_expired(leases_b)  # A's lease ran out while its write is in flight
+            taking = asyncio.create_task(leases_b.acquire(ROOM))
+            done, _ = await asyncio.wait([taking], timeout=0.2)
+            assert not done, "the takeover waits for the write whose fence took the row"
+        finally:
+            await hold.execute("SELECT pg_advisory_unlock(%s)", (HOLD_KEY,))
+    await writing
+    lease_b = await taking
+    assert lease_b is not None and lease_b.epoch == 2
+    saver_b.fence(ROOM, lease_b)
+    latest = await saver_b.aget_tuple(config())
+    assert latest is not None and latest.checkpoint["id"] == checkpoint["id"], "B sees it"
+    await write_next(saver_b, checkpoint["id"], "B's turn")
+    assert forks(await chain(db_b)) == []
+
+
+async def test_a_write_whose_lease_ran_out_before_it_was_sent_is_refused(
     replicas: list[tuple[Database, FencedPostgresSaver]],
 ) -> None:
     (db_a, _), (db_b, saver_b) = replicas
@@ -158,20 +218,17 @@ async def test_a_takeover_waits_for_the_write_in_flight_and_follows_it(
     writing = asyncio.create_task(saver_a.aput(config(), checkpoint, {}, {"draft": 1}))
     try:
         assert await asyncio.to_thread(serde.started.wait, 5)
-        await until_expired(leases_b)  # A's lease ran out while its write is in flight
-        taking = asyncio.create_task(leases_b.acquire(ROOM))
-        done, _ = await asyncio.wait([taking], timeout=0.2)
-        assert not done, "the takeover waits for the write that was fenced when it began"
+        await until_expired(leases_b)  # A's lease ran out before its write was sent
+        lease_b = await asyncio.wait_for(leases_b.acquire(ROOM), 5)  # nothing to wait for
+        assert lease_b is not None and lease_b.epoch == 2
     finally:
         serde.go.set()
-    await writing
-    lease_b = await taking
-    assert lease_b is not None and lease_b.epoch == 2
+    with pytest.raises(LeaseLostError, match="lost its lease"):
+        await writing
     saver_b.fence(ROOM, lease_b)
-    latest = await saver_b.aget_tuple(config())
-    assert latest is not None and latest.checkpoint["id"] == checkpoint["id"], "B sees it"
-    await write_next(saver_b, checkpoint["id"], "B's turn")
-    assert forks(await chain(db_b)) == []
+    assert await saver_b.aget_tuple(config()) is None, "nothing of A's write was stored"
+    await write_next(saver_b, None, "B's turn")
+    assert [row["note"] for row in await chain(db_b)] == ["B's turn"]
 
 
 async def test_a_write_to_a_room_this_replica_holds_no_lease_on_is_refused(
