@@ -108,8 +108,9 @@ class Gateway:
         idempotency_key: str | None = None,
         start: bool = True,
     ) -> Room:
-        """The room ``room_id`` running ``scenario``; a new one enters in the background (its
-        announcement and first steps come through :meth:`subscribe`).
+        """The room ``room_id`` running ``scenario``. A new one is returned once its entry is
+        in its log, where every process on the data folder (replicas, workers) finds it; its
+        first steps run in the background (they come through :meth:`subscribe`).
 
         ``scenario`` is an id of the project's catalog and nothing else: the name comes from
         a client or a platform's mapping, so it must never read a file (a scenario file from
@@ -135,14 +136,21 @@ class Gateway:
                 )
             room = known.room if known is not None else await self.staff.room(room_id, spec)
             lane = self._lane(room)
+        item = None
         if message is not None:
             if not isinstance(message, Accepted):
                 message = room.accepts(message, author=author)
             who, text = self._person(room, message.author), message.text
             ids = (message_id, idempotency_key, opening_message_id(room.key, who, text))
-            await self._accept(room, who, text, ids, False, None, start=True)
+            posted = await self._accept(room, who, text, ids, False, None, start=True)
+            item = lane.holding(posted.message_id)
         elif start and known is None and not (await room.status()).entered and not lane.busy:
-            lane.push(Item(message_id=f"start-{room.key}", author="system", texts=[], start=True))
+            item = Item(message_id=f"start-{room.key}", author="system", texts=[], start=True)
+            lane.push(item)
+        if running is None and item is not None:
+            # Other processes find a room by its log's entry: a new room is opened once that is
+            # written, so the next request, to any replica or worker, finds it.
+            await item.entered.wait()
         return room
 
     @staticmethod
@@ -270,7 +278,7 @@ class Gateway:
         # One arrival at a time per room in this process: the pool's claims may finish out
         # of order, and the lane must get messages in the order they came.
         async with self._arrivals.setdefault(room.key, asyncio.Lock()):
-            known = await self._claim(room.key, keys, mid, who, text, reply_to)
+            known = await self.ledger.claim_first(room.key, keys, mid, who, text, reply_to)
             if known is None:
                 queued = await self._queue(room, lane, mid, who, text, start, reply_to, message_id)
         if known is not None:
@@ -289,27 +297,6 @@ class Gateway:
         except TimeoutError:
             return PostResult(room.key, mid, "queued", lane.policy)
         return first if item.message_id == mid else first.as_merged(mid)
-
-    async def _claim(
-        self, key: str, keys: list[str], mid: str, who: str, text: str, reply_to: str | None
-    ) -> Entry | None:
-        """Claim the message's ledger keys; the entry one of them has already, or None."""
-        for ledger_key in keys:
-            known = await self.ledger.claim(
-                key, ledger_key, message_id=mid, author=who, text=text, reply_to=reply_to
-            )
-            if known is not None:
-                if known.author != who:
-                    # The first answer is the first sender's: replaying it to someone else
-                    # would hand them that person's message and its replies.
-                    what = "Idempotency-Key" if ledger_key.startswith("idem:") else "message_id"
-                    raise InputError(
-                        f"this {what} names another person's message in {key}",
-                        field=what,
-                        fix=f"send your own {what} (each message its own id)",
-                    )
-                return known
-        return None
 
     async def _queue(
         self,
@@ -349,12 +336,12 @@ class Gateway:
 
     async def _replay(self, message_id: str, session: str, key: str, *, wait: bool) -> PostResult:
         lane = self._lanes.get(session)
-        live = lane.waiting() if lane is not None else []
-        waiting = [i for i in live if message_id == i.message_id or message_id in i.merged]
-        if waiting and wait:
-            first = await asyncio.shield(waiting[0].done)
-            result = first if waiting[0].message_id == message_id else first.as_merged(message_id)
-            return result.replayed()
+        held = lane.holding(message_id) if lane is not None else None
+        if held is not None and wait:
+            first = await asyncio.shield(held.done)
+            return (
+                first if held.message_id == message_id else first.as_merged(message_id)
+            ).replayed()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (DUPLICATE_WAIT if wait else 0)
         while True:

@@ -16,6 +16,7 @@ from typing import Any
 from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.results import PostResult
+from framework.sessions.entry import is_entry
 from framework.sessions.events import Event, posted_as
 from framework.sessions.payloads import WaitPayload, payload_of
 from framework.sop.remark_answers import REPLY_TO
@@ -45,6 +46,8 @@ class Item:
     done: asyncio.Future[PostResult] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    entered: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once its run has logged the room's entry, or has ended (entered or not)."""
 
     @property
     def text(self) -> str:
@@ -93,6 +96,10 @@ class Lane:
         """The item running now, then the queued ones."""
         return ([self.current] if self.current is not None else []) + list(self.items)
 
+    def holding(self, message_id: str) -> Item | None:
+        """The running or queued item of ``message_id`` (its own, or one merged into it)."""
+        return next((i for i in self.waiting() if message_id in (i.message_id, *i.merged)), None)
+
     def push(self, item: Item) -> None:
         """Queue ``item``; under ``interrupt`` the run under way stops at its next turn."""
         self.items.append(item)
@@ -123,6 +130,7 @@ class Lane:
                 outcome = exc
             finally:
                 self.current = None
+                item.entered.set()  # whatever happened: nobody waits for an entry for ever
             # Held while its result is written: a sweep must not take it for a dropped one.
             self.settling = item
             try:
@@ -148,6 +156,8 @@ class Lane:
         async for event in stream:
             events.append(event)
             self._emit(room.key, event)
+            if is_entry(event):
+                item.entered.set()
         if item.texts and not (events and posted_as(events[0], item.message_id, item.author)):
             # Stored and (partly) answered before a restart: the result is all of it.
             events = _since(room.history(), item) or events

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from framework.database.pool import Database
-from framework.errors import StorageError
+from framework.errors import InputError, StorageError
 
 from .ledger_backend import COLUMNS, PENDING, LedgerBackend, Row
 from .pg_ledger import PgLedgerTables
@@ -164,6 +164,28 @@ class IngestLedger:
             f"the ingest ledger key {key!r} of {session} keeps appearing and vanishing; "
             "another process forgets it as fast as it is claimed (check the replicas' logs)"
         )
+
+    async def claim_first(
+        self, session: str, keys: list[str], mid: str, who: str, text: str, reply_to: str | None
+    ) -> Entry | None:
+        """Claim a message by each of its ``keys`` (its id, its Idempotency-Key) as
+        :meth:`claim` does; the entry one of them has already, or None. An entry of another
+        author is refused (:class:`InputError`): a replay would hand ``who`` that person's
+        message and its replies."""
+        for key in keys:
+            known = await self.claim(
+                session, key, message_id=mid, author=who, text=text, reply_to=reply_to
+            )
+            if known is not None:
+                if known.author != who:
+                    what = "Idempotency-Key" if key.startswith("idem:") else "message_id"
+                    raise InputError(
+                        f"this {what} names another person's message in {session}",
+                        field=what,
+                        fix=f"send your own {what} (each message its own id)",
+                    )
+                return known
+        return None
 
     async def get(self, session: str, key: str) -> Entry | None:
         """The entry for ``key`` in ``session``, if the ledger has it."""
