@@ -30,16 +30,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def backend(request: pytest.FixtureRequest) -> Iterator[str | None]:
+def backend(request: pytest.FixtureRequest) -> Iterator[None]:
     """On the postgres backend (``make test-pg``), a database of the test's own for every
-    store (tests/backend.py); on SQLite, nothing."""
+    store, made when first asked for (tests/backend.py); on SQLite, nothing."""
     if BACKEND != "postgres":
         yield None
         return
     cluster: ThrowawayCluster = request.getfixturevalue("pg_cluster")
-    use_database(cluster.new_database())
+    use_database(cluster.new_database)
     try:
-        yield backend_database()
+        yield None
     finally:
         use_database(None)
 

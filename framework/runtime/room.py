@@ -264,24 +264,23 @@ class Room:
             return await end_session(self._deps, reason)
 
     async def consolidate(self, *, force: bool = False) -> ConsolidationReport:
-        """Fold old turns into HISTORY.md and MEMORY.md now (``force``: even below the window).
-
-        This is what runs in the background after replies; it waits for that first.
-        """
+        """Fold old turns into HISTORY.md and MEMORY.md now (``force``: even below the window):
+        what runs in the background after replies (waited for first), holding the room as a
+        run does (on a database its lease: the log takes no line without it)."""
         await self.drain()
-        return await consolidator_for(
-            RoomContext(self._deps, self._deps.sink()), self._deps.memory
-        ).run(force=force)
+        async with self._running():
+            return await consolidator_for(
+                RoomContext(self._deps, self._deps.sink()), self._deps.memory
+            ).run(force=force)
 
     async def extract_knowledge(self, kb: KnowledgeBase) -> SessionKnowledge:
         """Journal, extract and route into ``kb`` what was said since the last extraction."""
-        return await extract_new(kb, RoomContext(self._deps, self._deps.sink()))
+        async with self._running():
+            return await extract_new(kb, RoomContext(self._deps, self._deps.sink()))
 
     async def drain(self) -> None:
-        """Wait for background work (``background`` hooks) started by earlier replies.
-
-        A hook's recorded failure is an ``error`` event; a bug in one is raised here.
-        """
+        """Wait for background work (``background`` hooks) started by earlier replies: a
+        hook's recorded failure is an ``error`` event; a bug in one is raised here."""
         task, self._background = self._background, None
         if task is not None:
             await task

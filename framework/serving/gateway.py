@@ -112,8 +112,9 @@ class Gateway:
         idempotency_key: str | None = None,
         start: bool = True,
     ) -> Room:
-        """The room ``room_id`` running ``scenario``; a new one enters in the background (its
-        announcement and first steps come through :meth:`subscribe`).
+        """The room ``room_id`` running ``scenario``. A new one is returned once its entry is
+        in its log, where every process on the data folder (replicas, workers) finds it; its
+        first steps run in the background (they come through :meth:`subscribe`).
 
         ``scenario`` is an id of the project's catalog and nothing else: the name comes from
         a client or a platform's mapping, so it must never read a file (a scenario file from
@@ -139,14 +140,21 @@ class Gateway:
                 )
             room = known.room if known is not None else await self.staff.room(room_id, spec)
             lane = self._lane(room)
+        item = None
         if message is not None:
             if not isinstance(message, Accepted):
                 message = room.accepts(message, author=author)
             who, text = self._person(room, message.author), message.text
             ids = (message_id, idempotency_key, opening_message_id(room.key, who, text))
-            await self._accept(room, who, text, ids, False, None, start=True)
+            posted = await self._accept(room, who, text, ids, False, None, start=True)
+            item = lane.holding(posted.message_id)
         elif start and known is None and not (await room.status()).entered and not lane.busy:
-            lane.push(Item(message_id=f"start-{room.key}", author="system", texts=[], start=True))
+            item = Item(message_id=f"start-{room.key}", author="system", texts=[], start=True)
+            lane.push(item)
+        if running is None and item is not None:
+            # Other processes find a room by its log's entry: a new room is opened once that is
+            # written, so the next request, to any replica or worker, finds it.
+            await item.entered.wait()
         return room
 
     @staticmethod

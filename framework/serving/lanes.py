@@ -23,6 +23,7 @@ from framework.runtime.accepted import Accepted
 from framework.runtime.room import Room
 from framework.serving.results import PostResult
 from framework.serving.room_queue import RoomQueue, Start
+from framework.sessions.entry import is_entry
 from framework.sessions.events import Event, posted_as
 from framework.sessions.payloads import WaitPayload, payload_of
 from framework.sop.remark_answers import REPLY_TO
@@ -60,6 +61,8 @@ class Item:
     done: asyncio.Future[PostResult] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    entered: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once its run has logged the room's entry, or has ended (entered or not)."""
 
     @property
     def text(self) -> str:
@@ -99,6 +102,10 @@ class Lane:
     def waiting(self) -> list[Item]:
         """The item running now, then the queued ones."""
         return ([self.current] if self.current is not None else []) + list(self.items)
+
+    def holding(self, message_id: str) -> Item | None:
+        """The running or queued item of ``message_id`` (its own, or one merged into it)."""
+        return next((i for i in self.waiting() if message_id in (i.message_id, *i.merged)), None)
 
     def push(self, item: Item) -> None:
         """Queue ``item`` in ledger order; under ``interrupt`` the run under way stops at its
@@ -160,6 +167,7 @@ class Lane:
             return False
         if start.go == "answered":  # by another replica, or joined to a message one runs
             self.items.remove(head)
+            head.entered.set()
             if not head.done.done():
                 head.done.set_result(start.answer(self.room.key, head.message_id, self.policy))
             return False
@@ -168,6 +176,7 @@ class Lane:
         return True
 
     async def _settled(self, item: Item, outcome: PostResult | BaseException) -> None:
+        item.entered.set()  # whatever happened: nobody waits for an entry for ever
         # Held while its result is written: a sweep must not take it for a dropped one.
         self.settling = item
         try:
@@ -197,6 +206,8 @@ class Lane:
             async for event in stream:
                 events.append(event)
                 self._emit(room.key, event)
+                if is_entry(event):
+                    item.entered.set()
         finally:
             if watch is not None:
                 watch.cancel()

@@ -23,12 +23,10 @@ async def replayed(ledger: Ledger, lane: Lane | None, known: Entry, *, wait: boo
     """The first result of the message ``known`` names (``duplicate`` set); status
     ``queued`` when ``wait`` is False or it has not come within :data:`DUPLICATE_WAIT`."""
     message_id, session = known.message_id, known.session
-    live = lane.waiting() if lane is not None else []
-    waiting = [i for i in live if message_id == i.message_id or message_id in i.merged]
-    if waiting and wait:
-        first = await asyncio.shield(waiting[0].done)
-        result = first if waiting[0].message_id == message_id else first.as_merged(message_id)
-        return result.replayed()
+    held = lane.holding(message_id) if lane is not None else None
+    if held is not None and wait:
+        first = await asyncio.shield(held.done)
+        return (first if held.message_id == message_id else first.as_merged(message_id)).replayed()
     found = await ledger_result(ledger, session, known.key, DUPLICATE_WAIT if wait else 0)
     if found is not None:
         return found.replayed()

@@ -1,6 +1,7 @@
 """Two `staffroom serve` replicas on one data folder and one database, as real processes:
-a replica frozen (SIGSTOP) past its lease writes nothing once it wakes, a killed one's queued
-message is answered by the other, and a stream on one replica shows a room run on the other.
+a room opened on one is found by the other as soon as the open answers, a replica frozen
+(SIGSTOP) past its lease writes nothing once it wakes, a killed one's queued message is
+answered by the other, and a stream on one replica shows a room run on the other.
 
 The model is the offline simulator with a delay, so a run lasts long enough to be cut off.
 """
@@ -111,6 +112,21 @@ def answered(data: Path) -> dict[str, int]:
         if event.kind == EventKind.MESSAGE:
             counts[event.author] = counts.get(event.author, 0) + 1
     return counts
+
+
+def test_a_room_opened_on_one_replica_is_found_by_the_other_once_opened(
+    replicas: list[ServeProcess], pg_url: str
+) -> None:
+    a, b = (server.start() for server in replicas)
+    # Another owner holds the new room's lease for a moment, so B cannot write its entry yet:
+    # A finds a room only by that entry, so B's open must not answer before it is written.
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(
+            "INSERT INTO staffroom_leases (session, owner, epoch, expires_at, taken_at) "
+            "VALUES ('room:r1', 'elsewhere', 1, now() + interval '2 seconds', now())"
+        )
+    open_room(b)
+    assert post(a, "@pm are you there", "m1", wait=True)["status"] == "done"
 
 
 def test_a_replica_frozen_past_its_lease_writes_nothing_when_it_wakes(

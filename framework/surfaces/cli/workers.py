@@ -63,10 +63,9 @@ class Supervisor:
         return subprocess.Popen(argv, pass_fds=(fd,))
 
     def _stop(self, signum: int, _frame: FrameType | None) -> None:
+        # Only a flag: the handler runs between any two bytecodes of run(), maybe inside a
+        # _start() whose worker is not in the list yet; the loop signals them all once it ends.
         self.stopping = True
-        for proc in self.workers:
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
 
     def run(self) -> int:
         """Serve until stopped; 0 when every worker drained and exited cleanly."""
@@ -80,7 +79,7 @@ class Supervisor:
                     continue
                 # A worker died while nobody asked it to: start another in its place.
                 when = died_at.setdefault(i, time.monotonic())
-                if time.monotonic() - when >= RESTART_DELAY:
+                if not self.stopping and time.monotonic() - when >= RESTART_DELAY:
                     print(
                         f"staffroom: worker {proc.pid} exited ({proc.returncode}); starting "
                         "another",
@@ -92,6 +91,9 @@ class Supervisor:
         return self._drain()
 
     def _drain(self) -> int:
+        for proc in self.workers:
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + DRAIN_SECONDS
         code = 0
         for proc in self.workers:
