@@ -9,6 +9,7 @@ and nowhere else; stores, the doctor and the CLI ask :class:`DataFolder` for pat
     ├── sops.sqlite                         every SOP version, its metrics, outcomes and drafts
     ├── ingest.sqlite                       accepted message ids per session (the server's)
     ├── webhook_failures.jsonl              webhook deliveries that failed every attempt
+    ├── webhook_failures.<host>.jsonl       the same, per machine, with a database
     ├── sessions/
     │   ├── room:launch-42.jsonl            a session's history, one event per line
     │   ├── room:launch-42.jsonl.torn       unfinished lines moved aside (jsonl_log.py, rare)
@@ -129,6 +130,14 @@ class DataFolder:
     def webhook_failures(self) -> Path:
         """``webhook_failures.jsonl``: deliveries that failed every attempt (to replay)."""
         return self.root / WEBHOOK_FAILURES
+
+    def webhook_failures_of(self, host: str) -> Path:
+        """``webhook_failures.<host>.jsonl``: the failed deliveries of the replicas on machine
+        ``host`` (with a database). One file per machine, because appends from several
+        machines to one file on a shared folder (NFS) are not atomic; the workers of one
+        machine append to theirs as the processes of one folder do."""
+        name = "".join(c if c.isalnum() or c in "-._" else "_" for c in host) or "host"
+        return self.root / WEBHOOK_FAILURES.replace(".jsonl", f".{name}.jsonl")
 
     def store(self, name: str) -> Path:
         """The store file ``name`` (:data:`CHECKPOINTS` or :data:`SOPS`)."""

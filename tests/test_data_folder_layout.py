@@ -100,3 +100,14 @@ def test_set_aside_keeps_a_store_and_its_side_files_and_forgets_it(tmp_path: Pat
     assert all((tmp_path / name).read_bytes() == b"junk" for name in moved)
     assert not folder.sops.exists() and SOPS not in folder.recorded()
     assert folder.writable()
+
+
+def test_each_machine_appends_its_webhook_failures_to_a_file_of_its_own(tmp_path: Path) -> None:
+    # Appends from several machines to one file on a shared folder are not atomic; a host
+    # name never makes a path outside the data folder.
+    folder = DataFolder(tmp_path)
+    a, b = folder.webhook_failures_of("node-a"), folder.webhook_failures_of("node-b.local")
+    odd = folder.webhook_failures_of("../../etc/x")
+    assert a != b and a.name == "webhook_failures.node-a.jsonl"
+    assert {a.parent, b.parent, odd.parent} == {tmp_path}
+    assert odd.name.startswith("webhook_failures.") and "/" not in odd.name

@@ -17,6 +17,7 @@ their routes are absent, which the startup log and the API docs say.
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Protocol
@@ -159,7 +160,14 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | 
             else:
                 log.info(NO_ADAPTERS(gateway.staff.settings.language or "en"))
             if config.webhooks:
-                failures = DataFolder(gateway.staff.settings.data_dir).webhook_failures
+                folder = DataFolder(gateway.staff.settings.data_dir)
+                # One file per machine with a database: appends from several machines to one
+                # file on a shared folder are not atomic.
+                failures = (
+                    folder.webhook_failures_of(socket.gethostname())
+                    if db is not None
+                    else folder.webhook_failures
+                )
                 outbox = await PgWebhookOutbox.open(db) if db is not None else None
                 dispatcher = WebhookDispatcher(config.webhooks, failures=failures, outbox=outbox)
                 await dispatcher.start()
