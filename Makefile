@@ -74,7 +74,8 @@ test: lint browser postgres-server docs
 # The whole backend matrix: the database tests, and the runtime, serving, server and memory
 # suites again with every store on PostgreSQL (STAFFROOM_TEST_BACKEND, read by tests/conftest.py).
 test-pg: $(STAMP) postgres-server
-	STAFFROOM_TEST_BACKEND=postgres $(BIN)/pytest -n auto tests/database tests/runtime tests/serving tests/server tests/memory
+	STAFFROOM_TEST_BACKEND=postgres $(BIN)/pytest -n auto tests/database tests/runtime tests/serving tests/server tests/memory \
+		tests/e2e/test_validate_store_cli.py
 
 # Starts llama.cpp's server on 127.0.0.1 (a free port), runs `pytest -m llm tests/llm`, stops it.
 test-llm: $(LLM_STAMP)

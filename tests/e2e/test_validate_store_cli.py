@@ -8,9 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from backend import backend_database
 from cli_in_process import Cli
 from paths import ROOT
 
+from framework.settings import Settings
 from framework.sop.model import SopVersion, Status, Step
 from framework.staffroom import Staffroom
 
@@ -40,7 +42,9 @@ def test_a_store_only_sop_is_known_to_validate(cli: Cli, tmp_path: Path) -> None
     assert before.code == 1 and "unknown SOP 'store-only'" in before.out
 
     async def publish() -> None:
-        async with await Staffroom.open(data, project_dir=project) as staff:
+        # The store the CLI uses: the SQLite file, or the database on the postgres backend.
+        settings = Settings(data_dir=data, project_dir=project, database=backend_database())
+        async with await Staffroom.open(settings=settings) as staff:
             step = Step(speakers=("engineer",), do="engineer 做第 1 步")
             version = SopVersion("store-only", 1, "试一下", "global", (step,), Status.PUBLISHED)
             await staff.sops.store.add_version(version)

@@ -102,7 +102,10 @@ async def _store_view(settings: Settings, libraries: dict[Path, set[str]]) -> _S
     """The store as ``run`` sees it, read-only and importing nothing (no store: an empty one);
     ``libraries``: the SOPs of each library whose cards are checked against it."""
     view = _StoreView()
-    if not DataFolder(settings.data_dir).sops.is_file():
+    folder = DataFolder(settings.data_dir)
+    # With a database the store is there, not in sops.sqlite (a folder that records one and a
+    # command without it: Stores.open says so).
+    if settings.database is None and folder.database() is None and not folder.sops.is_file():
         for library, ids in libraries.items():
             found = await import_problems(None, library)
             view.problems += [found[i] for i in sorted(ids) if i in found]
