@@ -287,14 +287,6 @@ class IngestLedger:
             (state, stored, merged_into, session, message_id),
         )
 
-    async def set_text(self, session: str, message_id: str, text: str) -> None:
-        """Replace the text of a waiting message (coalesced parts join it)."""
-        self._db.admit("text", text)
-        await self._db.execute(
-            "UPDATE ingest SET text = ? WHERE session = ? AND message_id = ?",
-            (text, session, message_id),
-        )
-
     async def drop(self, session: str, key: str) -> None:
         """Drop the one entry ``key`` names (a name of a message whose other name turned out
         known or refused: left, it would wait in its room's queue with no lane to run it)."""

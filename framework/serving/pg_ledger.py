@@ -19,12 +19,12 @@ are gone, and only those.
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from framework.database.advisory_keys import name_key
 from framework.database.leases import LEASE_MIGRATIONS
 from framework.database.migrations import Migration, apply_migrations
 from framework.database.pool import Database
@@ -83,7 +83,7 @@ MIGRATIONS = [
 
 LOCK_CLASS = 0x494E47  # "ING"
 """The first key of the two-key advisory lock of a room's policy decisions (the second: the
-session key's CRC-32; two rooms that collide only wait for each other)."""
+session key's :func:`~framework.database.advisory_keys.name_key`)."""
 
 REPLICA_PREFIX = "replica:"
 """A replica holds the lease ``replica:<owner>`` while it runs (see :meth:`take_orphans`)."""
@@ -180,7 +180,7 @@ class PgLedgerTables:
     async def serial(self, session: str) -> AsyncIterator[Statements]:
         """One transaction holding the room's advisory lock: every replica's blocks of one
         room run one after another, and each statement sees what the one before committed."""
-        key = zlib.crc32(session.encode("utf-8")) - 2**31
+        key = name_key(session)
         async with self.db.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, key))
             yield _InTransaction(conn)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from framework.serving.lanes import Lane
+from framework.serving.lanes import POLL, Lane
 from framework.serving.ledger import Entry, Ledger
 from framework.serving.results import PostResult
 
@@ -14,9 +14,6 @@ __all__ = ["DUPLICATE_WAIT", "ledger_result", "replayed"]
 
 DUPLICATE_WAIT = 120.0
 """Seconds a redelivery of a message another process is still running waits for its result."""
-
-POLL = 0.2
-"""Seconds between two looks at the ledger for a result another process writes."""
 
 
 async def replayed(ledger: Ledger, lane: Lane | None, known: Entry, *, wait: bool) -> PostResult:

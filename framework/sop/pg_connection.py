@@ -12,7 +12,6 @@ clash with other features' (``staffroom_ingest``, ``staffroom_leases``, LangGrap
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -20,6 +19,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from framework.database.advisory_keys import name_key
 from framework.database.migrations import Migration, apply_migrations
 from framework.database.pool import Database
 from framework.database.url import redact
@@ -36,7 +36,8 @@ FEATURE = "sop"
 """The SOP store's name in ``staffroom_migrations``."""
 
 LOCK_CLASS = 0x534F50  # "SOP"
-"""The first key of the two-key advisory locks on SOP ids (the second: the id's CRC-32)."""
+"""The first key of the two-key advisory locks on SOP ids (the second: the id's
+:func:`~framework.database.advisory_keys.name_key`)."""
 
 _TABLES = re.compile(
     r'"references"|\b(sops|versions|change_log|approvals|reviewers|trials|outcomes|'
@@ -66,12 +67,6 @@ def to_postgres(sql: str) -> str:
     table's name for this to rewrite by mistake."""
     sql = sql.replace("%", "%%").replace("?", "%s")
     return _TABLES.sub(lambda m: "staffroom_sop_" + (m.group(1) or "references"), sql)
-
-
-def lock_key(sop_id: str) -> int:
-    """The second advisory-lock key of ``sop_id``: its CRC-32 as a signed 32-bit integer
-    (two ids that collide only wait for each other, which is safe)."""
-    return zlib.crc32(sop_id.encode("utf-8")) - 2**31
 
 
 class _PgTransaction:
@@ -139,7 +134,7 @@ class PgSopConnection:
             async with self._db.connection() as conn, conn.transaction():
                 if key:
                     await conn.execute(
-                        "SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, lock_key(key))
+                        "SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, name_key(key))
                     )
                 token = _IN_WRITE.set((self, conn))
                 try:

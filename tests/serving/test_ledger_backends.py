@@ -12,6 +12,7 @@ import pytest
 from framework.database.pool import Database
 from framework.serving.ledger import Ledger
 from framework.serving.ledgers import open_ledger
+from framework.serving.room_queue import RoomQueue
 
 Opener = Callable[..., Awaitable[Ledger]]
 
@@ -92,11 +93,10 @@ async def test_pending_comes_back_oldest_first_across_sessions(open_one: Opener)
 
 async def test_coalesced_parts_join_their_target(open_one: Opener) -> None:
     ledger = await open_one()
-    for mid in ("c0", "c1", "c2"):
+    await claim(ledger, "room:a", "c0", "c0")
+    for mid in ("c1", "c2"):  # each joins the waiting c0 as it arrives (the room's queue)
         await claim(ledger, "room:a", mid, mid)
-    await ledger.set_text("room:a", "c0", "c0\nc1\nc2")
-    for mid in ("c2", "c1"):
-        await ledger.update("room:a", mid, state="coalesced", merged_into="c0")
+        assert await RoomQueue(ledger).coalesce("room:a", mid, "alice", mid, 60) == "c0"
     assert [e.message_id for e in await ledger.merged_into("room:a", "c0")] == ["c1", "c2"]
     target = await ledger.get("room:a", "msg:c0")
     assert target is not None and target.text == "c0\nc1\nc2"
