@@ -9,7 +9,7 @@ from pathlib import Path
 
 from paths import ROOT
 from pg_cluster import ThrowawayCluster
-from projects import project_with
+from projects import desk, project_with
 from psycopg import OperationalError
 from psycopg_pool import PoolTimeout
 
@@ -21,16 +21,7 @@ from framework.serving import Gateway
 from framework.serving.pg_ledger import REPLICA_PREFIX
 from framework.serving.replicas import Presence
 
-SCENARIO = """\
-id: desk
-title: Help desk
-participants: [pm, engineer]
-humans: [alice, bob]
-announcement:
-  text: Free chat with two employees.
-settings:
-  model: {provider: simulated, options: {delay: 1.5}}
-"""
+SCENARIO = desk(1.5)
 
 
 async def test_a_run_cut_by_a_database_restart_is_answered_once(

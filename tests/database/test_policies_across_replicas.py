@@ -12,24 +12,11 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
-from projects import project_with
+from projects import desk, project_with
 
 from framework import EventKind, Settings, Staffroom
 from framework.serving import Gateway
 from framework.sessions.events import Event
-
-SCENARIO = """\
-id: desk
-title: Help desk
-participants: [pm, engineer, designer]
-humans: [alice, bob]
-announcement:
-  text: Free chat with three employees.
-settings:
-  double_texting: {policy}
-  coalesce_window: 0.6
-  model: {{provider: simulated, options: {{delay: {delay}}}}}
-"""
 
 
 @asynccontextmanager
@@ -38,7 +25,9 @@ async def two_replicas(
 ) -> AsyncIterator[tuple[Gateway, Gateway, str]]:
     """Replicas ``a`` and ``b`` of a project whose desk room (entered, at rest) has
     ``policy``; yields both gateways and the room's key."""
-    text = SCENARIO.format(policy=policy, delay=delay)
+    employees = ("pm", "engineer", "designer")
+    policies = f"double_texting: {policy}\ncoalesce_window: 0.6"
+    text = desk(delay, employees=employees, settings=policies)
     project = project_with(tmp_path / "project", {"desk": text})
     settings = Settings(
         data_dir=tmp_path / "data",

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from projects import project_with
+from projects import desk, project_with
 from serve_process import ServeProcess, wait_until
 
 from framework.sessions.events import EventKind
@@ -28,17 +28,7 @@ from framework.sessions.jsonl_log import JsonlLog
 LEASE = 3.0
 """Seconds a lease lasts unrenewed (short, so a takeover comes quickly)."""
 
-SCENARIO = """\
-id: desk
-title: Help desk
-participants: [pm, engineer]
-humans: [alice, bob]
-announcement:
-  text: Free chat with two employees.
-settings:
-  double_texting: enqueue
-  model: {provider: simulated, options: {delay: 4}}
-"""
+SCENARIO = desk(4, settings="double_texting: enqueue")
 
 
 @pytest.fixture

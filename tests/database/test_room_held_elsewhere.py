@@ -8,7 +8,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from projects import project_with
+from projects import desk, project_with
 
 from framework import EventKind, Settings, Staffroom
 from framework.database.leases import Leases
@@ -16,16 +16,7 @@ from framework.database.pool import Database
 from framework.serving import Gateway
 from framework.sessions.events import Event
 
-SCENARIO = """\
-id: desk
-title: Help desk
-participants: [pm, engineer]
-humans: [alice, bob]
-announcement:
-  text: Free chat with two employees.
-settings:
-  model: {provider: simulated, options: {delay: 0.1}}
-"""
+SCENARIO = desk(0.1)
 
 
 async def test_a_message_waiting_past_another_replicas_hold_is_requeued_then_answered(
