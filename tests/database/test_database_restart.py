@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
+import httpx
 from paths import ROOT
 from pg_cluster import ThrowawayCluster
 from projects import desk, project_with
@@ -62,11 +65,13 @@ async def test_a_run_cut_by_a_database_restart_is_answered_once(
     assert said == ["alice", "pm"], said
 
 
-async def test_requests_while_the_database_is_down_get_503_with_retry_after(
-    tmp_path: Path, pg_cluster: ThrowawayCluster
-) -> None:
-    import httpx
-
+@asynccontextmanager
+async def served(
+    tmp_path: Path, pg_cluster: ThrowawayCluster, rate_limit: int | None, *, lifespan: bool
+) -> AsyncIterator[tuple[httpx.AsyncClient, dict[str, str]]]:
+    """The server app in this process on a database of ``pg_cluster`` (with its lifespan's
+    shared state when ``lifespan``): a client of it, and the headers of a token with
+    ``rate_limit`` (None: none, so no rate bucket is read)."""
     from framework.surfaces.server.app import create_app
     from framework.surfaces.server.config import ServerConfig, TokenGrant
 
@@ -77,25 +82,43 @@ async def test_requests_while_the_database_is_down_get_503_with_retry_after(
         database=pg_cluster.new_database(),
     )
     token = "t" * 20
-    config = ServerConfig(tokens=(TokenGrant("t", token, rate_limit=100),))
-    headers = {"Authorization": f"Bearer {token}"}
+    grant = (
+        TokenGrant("t", token)
+        if rate_limit is None
+        else TokenGrant("t", token, rate_limit=rate_limit)
+    )
     async with await Staffroom.open(settings=settings) as staff:
         gateway = await Gateway.open(staff)
-        app = create_app(gateway, config)
+        app = create_app(gateway, ServerConfig(tokens=(grant,)))
         transport = httpx.ASGITransport(app=app)
-        async with (
-            httpx.AsyncClient(transport=transport, base_url="http://t") as api,
-            app.router.lifespan_context(app),
-        ):
-            await asyncio.to_thread(pg_cluster.cluster.stop)
-            try:
-                body = {"text": "hello", "message_id": "down-1"}
-                answer = await api.post(
-                    "/api/sessions/room:none/messages", json=body, headers=headers
-                )
-            finally:
-                await asyncio.to_thread(pg_cluster.cluster.start)
+        async with AsyncExitStack() as stack:
+            api = await stack.enter_async_context(
+                httpx.AsyncClient(transport=transport, base_url="http://t")
+            )
+            if lifespan:
+                await stack.enter_async_context(app.router.lifespan_context(app))
+            yield api, {"Authorization": f"Bearer {token}"}
         await gateway.close()
+
+
+async def while_down(
+    pg_cluster: ThrowawayCluster, request: Awaitable[httpx.Response]
+) -> httpx.Response:
+    """``request``'s answer while PostgreSQL is stopped (started again after it)."""
+    await asyncio.to_thread(pg_cluster.cluster.stop)
+    try:
+        return await request
+    finally:
+        await asyncio.to_thread(pg_cluster.cluster.start)
+
+
+async def test_requests_while_the_database_is_down_get_503_with_retry_after(
+    tmp_path: Path, pg_cluster: ThrowawayCluster
+) -> None:
+    async with served(tmp_path, pg_cluster, 100, lifespan=True) as (api, headers):
+        body = {"text": "hello", "message_id": "down-1"}
+        posting = api.post("/api/sessions/room:none/messages", json=body, headers=headers)
+        answer = await while_down(pg_cluster, posting)
     assert answer.status_code == 503, answer.text
     assert answer.headers["Retry-After"] == "2"
     assert answer.json()["error"]["type"] == "database_unavailable"
@@ -106,31 +129,9 @@ async def test_a_store_that_cannot_reach_the_database_answers_503_with_retry_aft
 ) -> None:
     # The SOP store words its own StorageError ("cannot read the SOP store ..."), raised from
     # psycopg's: still an outage, so a client is told to retry, not to run staffroom doctor.
-    import httpx
-
-    from framework.surfaces.server.app import create_app
-    from framework.surfaces.server.config import ServerConfig, TokenGrant
-
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        project_dir=ROOT,
-        allow_network=False,
-        database=pg_cluster.new_database(),
-    )
-    token = "t" * 20
-    config = ServerConfig(tokens=(TokenGrant("t", token),))  # no rate limit: no bucket read
-    headers = {"Authorization": f"Bearer {token}"}
-    async with await Staffroom.open(settings=settings) as staff:
-        gateway = await Gateway.open(staff)
-        transport = httpx.ASGITransport(app=create_app(gateway, config))
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
-            assert (await api.get("/api/sops", headers=headers)).status_code == 200
-            await asyncio.to_thread(pg_cluster.cluster.stop)
-            try:
-                answer = await api.get("/api/sops", headers=headers)
-            finally:
-                await asyncio.to_thread(pg_cluster.cluster.start)
-        await gateway.close()
+    async with served(tmp_path, pg_cluster, None, lifespan=False) as (api, headers):
+        assert (await api.get("/api/sops", headers=headers)).status_code == 200
+        answer = await while_down(pg_cluster, api.get("/api/sops", headers=headers))
     assert answer.status_code == 503, answer.text
     assert answer.json()["error"]["type"] == "database_unavailable", answer.text
     assert answer.headers["Retry-After"] == "2"
