@@ -171,7 +171,8 @@ class Lane:
             if not head.done.done():
                 head.done.set_result(start.answer(self.room.key, head.message_id, self.policy))
             return False
-        if window is not None:  # parts other replicas joined to it are in the ledger
+        if window is not None and start.text:  # parts joined on other replicas are there
+            # (no text: the ledger forgot the message, and the lane's own text runs)
             head.texts, head.merged = [start.text], start.merged
         return True
 

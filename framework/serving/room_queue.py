@@ -75,7 +75,6 @@ class RoomQueue:
     """Order and double texting of every room, on the ingest ledger's rows."""
 
     def __init__(self, ledger: IngestLedger) -> None:
-        self.ledger = ledger
         self._db = ledger.backend
 
     async def coalesce(

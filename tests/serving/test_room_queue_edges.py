@@ -109,3 +109,20 @@ async def test_a_message_joined_to_another_is_never_run_on_its_own(
     result = start.answer(key, "m", "coalesce")
     assert result.status == "coalesced" and result.merged_into == "t"
     assert result.events == []  # nothing ran for it
+
+
+async def test_a_waiting_message_the_ledger_forgot_runs_with_its_own_text(
+    settings: Settings, desk: Callable[..., str]
+) -> None:
+    # Forgotten while it waited out the coalesce window (a failed run elsewhere forgets its
+    # rows): it was accepted here, so it runs, with the text it was accepted with.
+    key = await opened(settings, "r5", desk("coalesce", window=0.5))
+    async with await Staffroom.open(settings=settings) as staff:
+        gateway = await Gateway.open(staff)
+        queued = await gateway.post(key, "@pm hi", author="alice", message_id="m", wait=False)
+        await gateway.ledger.forget(key, "m")
+        await gateway.close()  # runs what its lanes hold
+        history = (await gateway.session(key)).history()
+    assert queued.status == "queued"
+    asked = [e.content for e in history if e.meta.get("human")]
+    assert asked == ["@pm hi"]
