@@ -13,7 +13,9 @@ from paths import ROOT
 
 def test_the_throughput_benchmark_runs_both_legs_and_loses_nothing(pg_url: str) -> None:
     argv = [sys.executable, str(ROOT / "benchmarks" / "replica_throughput.py")]
-    argv += ["--database", pg_url, "--rooms", "3", "--messages", "2", "--delay", "0.01"]
+    # 20 messages: enough that PostgreSQL's CPU in a leg is more than one clock tick of /proc
+    # (it costs about 5 ms a message; 6 messages could read as 0.0).
+    argv += ["--database", pg_url, "--rooms", "4", "--messages", "5", "--delay", "0.01"]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
@@ -25,7 +27,7 @@ def test_the_throughput_benchmark_runs_both_legs_and_loses_nothing(pg_url: str) 
     assert sorted(legs) == ["1 replica", "2 workers"], done.stdout
     for leg, cells in legs.items():
         answered, replicas_s, pg_s = int(cells[0]), float(cells[7]), float(cells[8])
-        assert answered == 6, leg  # 3 rooms x 2 messages, each answered
+        assert answered == 20, leg  # 4 rooms x 5 messages, each answered
         assert replicas_s > 0 and pg_s > 0, f"{leg}: the replicas' and PostgreSQL's CPU"
     (ratio,) = [line for line in lines if line.startswith("run 1: 2 workers / 1 replica")]
     assert float(ratio.split("=")[1].split("x")[0]) > 0
