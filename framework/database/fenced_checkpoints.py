@@ -97,8 +97,8 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         self._held: dict[str, list[_Writes]] = {}
         """Thread id -> the pending writes held back during a run (:meth:`hold_writes`)."""
         self._read: dict[str, CheckpointTuple] = {}
-        """Thread id -> its latest checkpoint as last read under this replica's lease, kept
-        for one more read until the thread is written (see :meth:`aget_tuple`)."""
+        """Thread id -> its latest checkpoint as read under this replica's lease, kept for
+        the reads after it until the thread is written (see :meth:`aget_tuple`)."""
 
     def fence(self, thread_id: str, lease: Lease) -> None:
         """Writes to ``thread_id`` are allowed while ``lease`` is live (see ``Leases.hold``)."""
@@ -112,13 +112,14 @@ class FencedPostgresSaver(AsyncPostgresSaver):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The thread's checkpoint (see ``AsyncPostgresSaver.aget_tuple``). A run reads its
-        room's latest checkpoint twice in a row (the room checks it, then LangGraph's loop
-        loads it): under this replica's lease nobody else can write the thread, so the second
-        read, with no write of ours in between, is given a copy of the first."""
+        room's latest checkpoint several times before it writes (the room checks it and its
+        pending writes, then LangGraph's loop loads it): under this replica's lease nobody
+        else can write the thread, so every read until our next write of it (or a new lease)
+        is given a copy of the first."""
         thread_id, conf = str(config["configurable"]["thread_id"]), config["configurable"]
         if thread_id not in self._fences or conf.get("checkpoint_id") or conf.get("checkpoint_ns"):
             return await super().aget_tuple(config)
-        kept = self._read.pop(thread_id, None)
+        kept = self._read.get(thread_id)
         if kept is not None:
             return _copy(kept)
         found = await super().aget_tuple(config)

@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END
 from langgraph.types import Command, StateSnapshot
 
+from framework.database.pending_input import input_left
 from framework.errors import InputError, StorageError
 from framework.extensions.hooks import BackgroundDue
 from framework.knowledge.after_session import SessionKnowledge
@@ -370,10 +371,10 @@ class Room:
                 field="scenario",
                 fix=f"open it with scenario '{snap.values['scenario']}', or use another room id",
             )
-        # A kill between a node's saved writes and the next checkpoint leaves tasks but no
-        # ``next``: that run must be finished too, or the next input lands mid-step.
-        if (snap.next or snap.tasks) and not snap.interrupts:
-            # A process died mid-run: finish that run from its last checkpoint first.
+        # A run a kill cut short is finished first: cut after a node's saved writes, it leaves
+        # tasks but no ``next``; cut after LangGraph saved its input, that (pending_input.py).
+        saver = self._graph.checkpointer
+        if ((snap.next or snap.tasks) and not snap.interrupts) or await input_left(saver, snap):
             async for event in self._stream(None):
                 yield event
             snap = await self._graph.aget_state(self._config)
