@@ -99,16 +99,19 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         self._read: dict[str, CheckpointTuple] = {}
         """Thread id -> its latest checkpoint as read under this replica's lease, kept for
         the reads after it until the thread is written (see :meth:`aget_tuple`)."""
+        self._changes: dict[str, int] = {}
+        """Thread id -> how often its cached read was dropped (a write, a lease taken or
+        lost): a read that overlapped one is not kept."""
 
     def fence(self, thread_id: str, lease: Lease) -> None:
         """Writes to ``thread_id`` are allowed while ``lease`` is live (see ``Leases.hold``)."""
         self._fences[str(thread_id)] = lease
-        self._read.pop(str(thread_id), None)
+        self._forget_read(str(thread_id))
 
     def unfence(self, thread_id: str) -> None:
         """Writes to ``thread_id`` are refused from now on."""
         self._fences.pop(str(thread_id), None)
-        self._read.pop(str(thread_id), None)
+        self._forget_read(str(thread_id))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The thread's checkpoint (see ``AsyncPostgresSaver.aget_tuple``). A run reads its
@@ -117,15 +120,25 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         else can write the thread, so every read until our next write of it (or a new lease)
         is given a copy of the first."""
         thread_id, conf = str(config["configurable"]["thread_id"]), config["configurable"]
-        if thread_id not in self._fences or conf.get("checkpoint_id") or conf.get("checkpoint_ns"):
-            return await super().aget_tuple(config)
         kept = self._read.get(thread_id)
-        if kept is not None:
-            return _copy(kept)
+        asked = conf.get("checkpoint_id")
+        if thread_id not in self._fences or conf.get("checkpoint_ns"):
+            return await super().aget_tuple(config)
+        if kept is not None and asked in (None, kept.config["configurable"]["checkpoint_id"]):
+            return _copy(kept)  # the latest, or the checkpoint asked for by id, which it is
+        if asked:
+            return await super().aget_tuple(config)
+        changes = self._changes.get(thread_id, 0)
         found = await super().aget_tuple(config)
-        if found is not None:
+        # Kept only if nothing changed while it was read (a write, the lease): else stale.
+        same = changes == self._changes.get(thread_id, 0)
+        if found is not None and same and thread_id in self._fences:
             self._read[thread_id] = _copy(found)
         return found
+
+    def _forget_read(self, thread_id: str) -> None:
+        self._read.pop(thread_id, None)
+        self._changes[thread_id] = self._changes.get(thread_id, 0) + 1
 
     def fenced_by(self, thread_id: str) -> Lease | None:
         """The lease that fences ``thread_id``'s writes now, if any."""
@@ -208,7 +221,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         if strategy not in PRUNE_STRATEGIES:
             raise ValueError(f"Unknown prune strategy: {strategy!r}")
         for thread_id in (str(t) for t in thread_ids):
-            self._read.pop(thread_id, None)
+            self._forget_read(thread_id)
             async with (
                 self._connection() as conn,
                 conn.transaction(),
@@ -244,7 +257,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
         if joined is not None and joined[0] == thread_id:  # a write inside one already open
             yield joined[1]
             return
-        self._read.pop(thread_id, None)  # written: the next read goes to the database
+        self._forget_read(thread_id)  # written: the next read goes to the database
         lease = self._fences.get(thread_id)
         if lease is None:
             raise _unfenced(thread_id)
@@ -270,6 +283,7 @@ class FencedPostgresSaver(AsyncPostgresSaver):
                 raise
             finally:
                 await write.close()
+                self._forget_read(thread_id)  # and a read that overlapped the write
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:

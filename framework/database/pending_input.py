@@ -39,7 +39,7 @@ async def input_left(saver: Any, snap: StateSnapshot) -> bool:
             found = {str(row[0]) for row in await cur.fetchall()}
         return bool(found - task_ids)
     # On PostgreSQL the run's own read of the checkpoint, kept under its lease (no round trip).
-    tuple_ = await saver.aget_tuple(config)
-    if tuple_ is None:
+    tuple_ = await saver.aget_tuple({"configurable": {"thread_id": conf["thread_id"]}})
+    if tuple_ is None or tuple_.config["configurable"]["checkpoint_id"] != conf["checkpoint_id"]:
         return False
     return any(task_id not in task_ids for task_id, _, _ in tuple_.pending_writes or [])

@@ -5,10 +5,8 @@ happened, registered hooks (``extensions/hooks.py``) do the work around them. On
 per room: an asyncio lock in the process and, across processes, a file lock or, with a
 database, the room's lease (``runtime/run_lock.py``); others may still append to its history.
 
-A session ends with :meth:`Room.close`, or by itself after ``Settings.session_idle`` seconds
-of silence (noticed when the next message comes); either way a ``session_end`` event marks
-the end in the log and the ``session_end`` hooks run once for it.
-"""
+A session ends with :meth:`Room.close`, or after ``Settings.session_idle`` seconds of silence
+(noticed when the next message comes): a ``session_end`` event, and its hooks run once."""
 
 from __future__ import annotations
 
@@ -210,8 +208,7 @@ class Room:
             raise InputError("give message_id or client_id, not both", field="message_id")
         async with self._running():
             self._deps.control.interrupt = False  # asked of an earlier run, which has ended
-            # Checked before storing: a message must not land in a broken room. Nothing else
-            # writes the checkpoint while the run lock is held, so the run starts from it.
+            # Checked before storing (not into a broken room); the run lock keeps it current.
             entered = bool((snap := await self._checked()).values)
             log = self._deps.log
             extra = {"human": True, **(meta or {})}
@@ -246,6 +243,8 @@ class Room:
         """Retry the step a model error paused (after a fix), posting nothing; a room that
         waits on anything else is left as it is (one waiting for people goes on with post)."""
         async with self._running():
+            async for event in self._drive(None):  # a run a kill cut short (its answer) first
+                yield event
             status = await self.status()
             if status.wait_reason != "model_error":
                 return
@@ -307,10 +306,10 @@ class Room:
         snap = await self._graph.aget_state(self._config)
         if message_id in (snap.values or {}).get("consumed", []):
             return True
-        # The checkpoint keeps only the last CONSUMED_WINDOW routed ids. A message with that
-        # many people's messages after it in the log was routed long ago (or was cut off by a
-        # crash and is reported by a rebuild); a more recent one not in the window never was.
-        # (Later events alone prove nothing: background hooks append after a message too.)
+        # The checkpoint keeps the last CONSUMED_WINDOW routed ids: a message with that many
+        # people's messages after it was routed long ago (or cut off by a crash and reported
+        # by a rebuild); a more recent one not in the window never was. (Later events alone
+        # prove nothing: background hooks append after a message too.)
         after = self._deps.log.tail_until(lambda e: e.id == message_id)[1:]
         return sum(1 for e in after if e.from_person) >= CONSUMED_WINDOW
 
@@ -364,7 +363,7 @@ class Room:
     async def _drive(
         self, message: Routed | None, checked: StateSnapshot | None = None
     ) -> AsyncIterator[Event]:  # checked: the state post() checked before storing (once)
-        snap = checked if checked is not None else await self._checked()
+        snap = checked or await self._checked()
         if snap.values and snap.values.get("scenario") not in (None, self.scenario_id):
             raise InputError(
                 f"session {self.key} was created from scenario '{snap.values['scenario']}'",
@@ -378,6 +377,8 @@ class Room:
             async for event in self._stream(None):
                 yield event
             snap = await self._graph.aget_state(self._config)
+            if message is not None and message["id"] in snap.values.get("consumed", []):
+                return  # the cut run was this message's (posted again): answered, once
         if message is None:
             if not snap.values:
                 async for event in self._stream({"inbox": []}):

@@ -11,15 +11,18 @@ first, so the earlier message is answered once, then the new one.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from langgraph._internal._constants import NULL_TASK_ID
 from langgraph.pregel._io import map_command
 
-from framework import EventKind, Staffroom
+from framework import EventKind, Settings, Staffroom
+from framework.models import ScriptedChatModel
 from framework.runtime.graph import run_input
 from framework.runtime.room import Room
 from framework.sessions.events import Event, make_event
+from framework.specs.model_spec import ModelSpec
 from framework.specs.scenario import Scenario
 
 
@@ -97,3 +100,41 @@ async def test_a_cut_answer_to_a_waiting_room_is_not_replaced_by_the_next(
     snap = await room._graph.aget_state(room._config)
     assert "cut-3" in snap.values["consumed"]
     assert snap.values["consumed"][-1] != "cut-3"  # the next message was routed after it
+
+
+async def test_a_cut_answer_posted_again_does_not_answer_the_next_pause(staff: Staffroom) -> None:
+    # An SOP that also waits for the author after step 1.
+    v1 = await staff.sops.store.get("tech-article", 1)
+    steps = (replace(v1.steps[0], waits_for_input=True), *v1.steps[1:])
+    await staff.sops.store.add_version(replace(v1, version=2, steps=steps, change_log=()))
+    await staff.sops.store.publish("tech-article", 2)
+    await staff.sops.store.deprecate("tech-article", 1, "test: two pauses")
+    room = await staff.room("cut-input-4", "tech-article")
+    await _collect(room.start())
+    assert (await room.status()).step == 1
+    await _cut_post(staff, room, "方向没问题", "cut-4")
+
+    # A script replays its line under the same id: the cut run answers it, and only it.
+    await _collect(room.post("方向没问题", author="author", message_id="cut-4"))
+
+    status = await room.status()
+    assert status.waiting and status.step == 2  # at the next pause, not run past it
+
+
+async def test_a_retry_finishes_a_cut_answer_first(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=[TimeoutError("slow"), "提纲如下", "好", "行", "收到"])
+
+    def pm_scripted(spec: ModelSpec, who: str) -> ScriptedChatModel | None:
+        return model if who == "pm" else None
+
+    settings = settings.model_copy(update={"model_retries": 0})
+    async with await Staffroom.open(settings=settings, model_factory=pm_scripted) as staff:
+        room = await staff.room("cut-input-5", "tech-article")
+        await _collect(room.start())
+        assert (await room.status()).wait_reason == "model_error"
+        await _cut_post(staff, room, "@designer 也看看", "cut-5")
+
+        await _collect(room.retry())
+
+        snap = await room._graph.aget_state(room._config)
+        assert "cut-5" in snap.values["consumed"]  # routed, not replaced by the retry
