@@ -16,6 +16,7 @@ from framework.errors import InputError, StaffroomError
 from framework.phrases import known_language
 from framework.surfaces.cli import knowledge as knowledge_cmds
 from framework.surfaces.cli import knowledge_add, knowledge_runs
+from framework.surfaces.cli import schedules as schedules_cmds
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli.console import LabelConsole
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
@@ -364,6 +365,7 @@ else:
     app.command("serve")(serve_cmd)
 app.command("migrate")(migrate_cmd)
 app.add_typer(sop_cmds.app, name="sop")
+app.add_typer(schedules_cmds.app, name="schedules")
 knowledge_cmds.app.command("add")(knowledge_add.add)
 app.add_typer(knowledge_cmds.app, name="knowledge")
 for _name in ("trackers", "proposal", "search"):
