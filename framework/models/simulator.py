@@ -24,7 +24,7 @@ from framework.language import snippet
 from framework.models.brief import TurnBrief, find_brief
 from framework.models.offline import OfflineChatModel
 from framework.phrases import Phrase
-from framework.schedules.quiet import NOTHING_TO_REPORT
+from framework.models.quiet import NOTHING_TO_REPORT
 from framework.specs.step import StepState
 from framework.statements import LANGUAGE_KEY, stated_facts
 

@@ -24,7 +24,7 @@ from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.prompt_budget import fit_messages, total_tokens
 from framework.runtime.state import Pick
 from framework.runtime.turn_context import Remembered, build_messages, turn_budget
-from framework.schedules.quiet import is_nothing_to_report
+from framework.models.quiet import is_nothing_to_report
 from framework.sessions.events import EventKind
 from framework.specs.step import StepState
 from framework.tools.base import ToolResult

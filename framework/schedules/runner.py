@@ -20,7 +20,7 @@ from framework.language import language_of
 from framework.phrases import Language, language_or_default
 from framework.runtime.room import Room
 from framework.schedules.fire_store import Fire
-from framework.schedules.quiet import quiet_ask
+from framework.models.quiet import quiet_ask
 from framework.schedules.timing import render_room_id
 from framework.sessions.events import Event, EventKind
 from framework.specs.schedules_file import ScheduleSpec

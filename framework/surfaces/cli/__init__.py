@@ -272,8 +272,8 @@ def validate(
     project: Project = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Check scenario, employee and SOP files and knowledge.yaml; print every problem with
-    file:line and a fix (scenarios are checked against the SOP store too)."""
+    """Check scenario, employee and SOP files, knowledge.yaml and schedules.yaml; print every
+    problem with file:line and a fix (scenarios are checked against the SOP store too)."""
     from framework.surfaces.cli.validate import validate as validate_paths
 
     settings, out = settings_for(data_dir, project), _console(data_dir, project)
@@ -285,7 +285,7 @@ def validate(
 @app.command()
 def schema(
     kind: Annotated[
-        str | None, typer.Argument(help="employee, scenario or sop_card (default: all).")
+        str | None, typer.Argument(help="employee, scenario, sop_card or schedules (default: all).")
     ] = None,
 ) -> None:
     """Print JSON Schema for editors."""
