@@ -36,7 +36,7 @@ class TurnBrief(TypedDict, total=False):
     """For ``purpose="select"``: the employees a selector may pick (id, role, name)."""
     quiet: int
     """Only on a quiet scheduled fire: how many items its message lists to check (0: none);
-    the employee may answer "nothing to report" (``framework/schedules/quiet.py``)."""
+    the employee may answer "nothing to report" (``framework/models/quiet.py``)."""
 
 
 def attach_brief(message: SystemMessage, brief: TurnBrief) -> SystemMessage:

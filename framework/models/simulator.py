@@ -23,8 +23,8 @@ from langchain_core.outputs import ChatResult
 from framework.language import snippet
 from framework.models.brief import TurnBrief, find_brief
 from framework.models.offline import OfflineChatModel
-from framework.phrases import Phrase
 from framework.models.quiet import NOTHING_TO_REPORT
+from framework.phrases import Phrase
 from framework.specs.step import StepState
 from framework.statements import LANGUAGE_KEY, stated_facts
 

@@ -19,12 +19,12 @@ from framework.extensions.tools import ToolScope
 from framework.models.brief import find_brief
 from framework.models.calls import ModelCallError, call_model, text_of
 from framework.models.json_tools import PROTOCOL, ToolCalling
+from framework.models.quiet import is_nothing_to_report
 from framework.phrases import Phrase
 from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.prompt_budget import fit_messages, total_tokens
 from framework.runtime.state import Pick
 from framework.runtime.turn_context import Remembered, build_messages, turn_budget
-from framework.models.quiet import is_nothing_to_report
 from framework.sessions.events import EventKind
 from framework.specs.step import StepState
 from framework.tools.base import ToolResult

@@ -21,9 +21,9 @@ from framework.extensions.sink import EventSink
 from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
 from framework.models.brief import TurnBrief, attach_brief
+from framework.models.quiet import quiet_items
 from framework.names import is_name
 from framework.runtime.prompt_budget import Budget, estimate_tokens, fit_messages, make_budget
-from framework.models.quiet import quiet_items
 from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel
 from framework.specs.step import StepState

@@ -17,10 +17,10 @@ from zoneinfo import ZoneInfo
 
 from framework.errors import StaffroomError
 from framework.language import language_of
+from framework.models.quiet import quiet_ask
 from framework.phrases import Language, language_or_default
 from framework.runtime.room import Room
 from framework.schedules.fire_store import Fire
-from framework.models.quiet import quiet_ask
 from framework.schedules.timing import render_room_id
 from framework.sessions.events import Event, EventKind
 from framework.specs.schedules_file import ScheduleSpec
@@ -60,25 +60,33 @@ class Runner:
         self.staff = staff
         self.gateway = gateway
 
-    async def run(self, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo) -> FireResult:
+    async def run(self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo) -> FireResult:
         """Run ``fire`` of ``spec`` once; errors a user can fix come back ``failed``."""
         try:
             start = spec.start
             if start.room is not None:
-                room_id = render_room_id(start.room.room, fire.due, zone, spec.id)
+                room_id = render_room_id(start.room.room, fire.due, zone, name)
                 room = await self._room(room_id, start.room.scenario)
-                return await self._post(spec, fire, room, start.room.message, start.room.author)
+                if start.room.message is None:  # the room enters on its announcement alone
+                    events = [e async for e in room.start()]
+                    self._emit(room, events)
+                    return await judge(room, events, quiet=spec.quiet)
+                return await self._post(
+                    name, spec, fire, room, start.room.message, start.room.author
+                )
             if start.dm is not None:
                 room = await self.staff.dm(start.dm.employee, start.dm.user or SCHEDULER_USER)
-                return await self._post(spec, fire, room, start.dm.message, room_user(room))
+                return await self._post(name, spec, fire, room, start.dm.message, room_user(room))
             if start.reflection is not None:
                 day = fire.due.astimezone(zone).date()
                 return await self._reflect(start.reflection.employee, day)
         except StaffroomError as exc:
             return FireResult("failed", str(exc), None)
-        return FireResult("failed", f"schedule {spec.id} starts nothing", None)
+        return FireResult("failed", f"schedule {name} starts nothing", None)
 
-    async def retry(self, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, session: str) -> FireResult:
+    async def retry(
+        self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, session: str
+    ) -> FireResult:
         """Try a failed fire again: a room paused on a model error retries that step (the
         message is posted once); anything else runs the fire again under the same ids."""
         try:
@@ -89,7 +97,7 @@ class Runner:
                 return await judge(room, events, quiet=spec.quiet)
         except StaffroomError as exc:
             return FireResult("failed", str(exc), session)
-        return await self.run(spec, fire, zone)
+        return await self.run(name, spec, fire, zone)
 
     async def _room(self, room_id: str, scenario: str) -> Room:
         if self.gateway is not None:  # the lane's own Room object: one run lock per room
@@ -97,14 +105,14 @@ class Runner:
         return await self.staff.room(room_id, scenario)
 
     async def _post(
-        self, spec: ScheduleSpec, fire: Fire, room: Room, text: str, author: str | None
+        self, name: str, spec: ScheduleSpec, fire: Fire, room: Room, text: str, author: str | None
     ) -> FireResult:
-        meta: dict[str, object] = {"schedule": {"id": spec.id, "fire": fire.fire_id}}
+        meta: dict[str, object] = {"schedule": {"id": name, "fire": fire.fire_id}}
         if spec.quiet:
             # The message's own language (a schedule's author writes it in the room's).
             language: Language = language_or_default(language_of(text, "en"))
             text = f"{text}\n\n{quiet_ask(language)}"
-            meta["schedule"] = {"id": spec.id, "fire": fire.fire_id, "quiet": True, "items": 0}
+            meta["schedule"] = {"id": name, "fire": fire.fire_id, "quiet": True, "items": 0}
         events = [
             e
             async for e in room.post(
@@ -119,7 +127,9 @@ class Runner:
         events = [e for run in runs for e in run.events]
         said = sum(len(run.replies) for run in runs)
         session = runs[0].session if runs else None
-        detail = f"{len(runs)} reflection(s) of {employee}, {said} repl{'y' if said == 1 else 'ies'}"
+        detail = (
+            f"{len(runs)} reflection(s) of {employee}, {said} repl{'y' if said == 1 else 'ies'}"
+        )
         return FireResult("done", detail, session, events)
 
     def _emit(self, room: Room, events: Sequence[Event]) -> None:
@@ -146,4 +156,3 @@ async def judge(room: Room, events: Sequence[Event], *, quiet: bool) -> FireResu
 def room_user(room: Room) -> str:
     """The person of a DM (its first human)."""
     return room.humans[0]
-

@@ -22,8 +22,9 @@ import logging
 import os
 import socket
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
@@ -40,7 +41,14 @@ from framework.schedules.timing import (
     zone_of,
 )
 from framework.specs.project_file import load_project_file
-from framework.specs.schedules_file import SCHEDULES_FILE, SchedulesFile, ScheduleSpec, load_schedules
+from framework.specs.schedules_file import (
+    SCHEDULES_FILE,
+    ReflectionStart,
+    SchedulesFile,
+    ScheduleSpec,
+    Start,
+    load_schedules,
+)
 
 if TYPE_CHECKING:
     from framework.staffroom import Staffroom
@@ -114,7 +122,11 @@ class Scheduler:
         self.staff, self.store, self.runner = staff, store, runner
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.clock: Clock = clock or SystemClock()
-        self.tick_seconds, self.lease_seconds, self.idle_every = tick_seconds, lease_seconds, idle_every
+        self.tick_seconds, self.lease_seconds, self.idle_every = (
+            tick_seconds,
+            lease_seconds,
+            idle_every,
+        )
         self.on_result = on_result
         self._project = staff.settings.project_dir
         self._file: SchedulesFile | None = None
@@ -146,8 +158,10 @@ class Scheduler:
         return self._file
 
     def zone(self, spec: ScheduleSpec | None = None) -> ZoneInfo:
-        """The zone ``spec`` runs in (None: the project's)."""
+        """The zone ``spec`` runs in (None: the project's, ``staffroom.yaml``'s or UTC)."""
         project_tz = load_project_file(self._project).timezone
+        if spec is None:
+            return ZoneInfo(project_tz or "UTC")
         return zone_of(spec, self.schedules(), project_tz)
 
     # -- ticking -------------------------------------------------------------------------------
@@ -160,8 +174,8 @@ class Scheduler:
         await self.store.renew(list(self._tasks), self.owner, now=now, lease_s=self.lease_seconds)
         file = self.schedules()
         paused = await self.store.paused()
-        for spec in file.schedules.values():
-            await self._schedule(spec, now, paused, report)
+        for name, spec in file.schedules.items():
+            await self._schedule(name, spec, now, paused, report)
         await self._reflections(now, report)
         if self._last_idle is None or (now - self._last_idle).total_seconds() >= self.idle_every:
             self._last_idle = now
@@ -171,82 +185,96 @@ class Scheduler:
         return report
 
     async def _schedule(
-        self, spec: ScheduleSpec, now: datetime, paused: dict[str, datetime], report: TickReport
+        self,
+        name: str,
+        spec: ScheduleSpec,
+        now: datetime,
+        paused: dict[str, datetime],
+        report: TickReport,
     ) -> None:
-        cursor = await self.store.cursor(spec.id)
+        cursor = await self.store.cursor(name)
         if cursor is None:  # first seen: from now on (no backfill)
-            await self.store.advance(spec.id, now)
+            await self.store.advance(name, now)
             return
         zone = self.zone(spec)
-        if spec.enabled and spec.id not in paused:
+        if spec.enabled and name not in paused:
             dues = due_times(spec, zone, cursor, now)
             sorted_out = classify(dues, now, spec.missed.grace, spec.missed.policy, spec.missed.cap)
             for due in sorted_out.missed:
-                fid = fire_id(spec.id, due)
+                fid = fire_id(name, due)
                 detail = f"missed: due {due:%Y-%m-%d %H:%M}Z, seen {now:%Y-%m-%d %H:%M}Z"
-                if await self.store.record_missed(fid, spec.id, due, "missed", now=now, detail=detail):
+                if await self.store.record_missed(fid, name, due, "missed", now=now, detail=detail):
                     report.missed.append(fid)
             for due, kind in sorted_out.run:
-                await self._fire(spec, fire_id(spec.id, due), due, kind, now, report)
+                await self._fire(name, spec, due, kind, now, report)
         else:  # paused or disabled: due times pass unrun, each reported
-            why = "paused" if spec.id in paused else "disabled"
+            why = "paused" if name in paused else "disabled"
             for due in due_times(spec, zone, cursor, now):
-                fid = fire_id(spec.id, due)
-                if await self.store.record_missed(fid, spec.id, due, "skipped", now=now, detail=why):
+                fid = fire_id(name, due)
+                if await self.store.record_missed(fid, name, due, "skipped", now=now, detail=why):
                     report.skipped.append(fid)
-        await self.store.advance(spec.id, now)
-        await self._take_over(spec, now, report)
+        await self.store.advance(name, now)
+        await self._take_over(name, spec, now, report)
 
     async def _fire(
-        self, spec: ScheduleSpec, fid: str, due: datetime, kind: str, now: datetime, report: TickReport
+        self,
+        name: str,
+        spec: ScheduleSpec,
+        due: datetime,
+        kind: str,
+        now: datetime,
+        report: TickReport,
     ) -> Fire | None:
-        earlier = [f for f in await self.store.running(spec.id) if f.fire_id != fid]
+        fid = fire_id(name, due)
+        earlier = [f for f in await self.store.running(name) if f.fire_id != fid]
         # A backlog's catch-up runs queue behind each other whatever the overlap policy.
         if earlier and spec.overlap == "skip" and kind != "catchup":
             detail = f"skipped: {earlier[0].fire_id} was still running"
-            if await self.store.record_missed(fid, spec.id, due, "skipped", now=now, detail=detail):
+            if await self.store.record_missed(fid, name, due, "skipped", now=now, detail=detail):
                 report.skipped.append(fid)
             return None
         fire = await self.store.claim(
-            fid, spec.id, due, kind, self.owner, now=now, lease_s=self.lease_seconds
+            fid, name, due, kind, self.owner, now=now, lease_s=self.lease_seconds
         )
         if fire is not None:
             report.started.append(fid)
-            self._start(spec, fire)
+            self._start(name, spec, fire)
         return fire
 
-    async def _take_over(self, spec: ScheduleSpec, now: datetime, report: TickReport) -> None:
-        for stale in await self.store.running(spec.id):
+    async def _take_over(
+        self, name: str, spec: ScheduleSpec, now: datetime, report: TickReport
+    ) -> None:
+        for stale in await self.store.running(name):
             if stale.fire_id in self._tasks or stale.claimed_until is None:
                 continue
             if stale.claimed_until >= now:
                 continue
             fire = await self.store.claim(
-                stale.fire_id, spec.id, stale.due, stale.kind, self.owner,
+                stale.fire_id, name, stale.due, stale.kind, self.owner,
                 now=now, lease_s=self.lease_seconds,
             )  # fmt: skip
             if fire is not None:
                 report.taken_over.append(fire.fire_id)
-                self._start(spec, fire)
+                self._start(name, spec, fire)
 
-    def _start(self, spec: ScheduleSpec, fire: Fire) -> None:
-        task = asyncio.create_task(self._run(spec, fire), name=f"fire {fire.fire_id}")
+    def _start(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
+        task = asyncio.create_task(self._run(name, spec, fire), name=f"fire {fire.fire_id}")
         self._tasks[fire.fire_id] = task
 
-    async def _run(self, spec: ScheduleSpec, fire: Fire) -> None:
+    async def _run(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
         zone = self.zone(spec)
         try:
             if spec.overlap == "queue" or fire.kind == "catchup":  # behind earlier fires going
                 while any(
                     f.due < fire.due and f.fire_id != fire.fire_id
-                    for f in await self.store.running(spec.id)
+                    for f in await self.store.running(name)
                 ):
                     await self.clock.sleep(self.tick_seconds)
-            result = await self.runner.run(spec, fire, zone)
+            result = await self.runner.run(name, spec, fire, zone)
             attempt = 1
             while result.state == "failed" and attempt <= spec.retries and result.session:
                 attempt += 1
-                result = await self.runner.retry(spec, fire, zone, result.session)
+                result = await self.runner.retry(name, spec, fire, zone, result.session)
             if result.state == "failed" and attempt > 1:
                 result = FireResult(
                     result.state, f"{result.detail} (after {attempt} attempts)", result.session,
@@ -277,8 +305,10 @@ class Scheduler:
             if not due:
                 continue
             name = f"{REFLECTION_PREFIX}{employee}"
-            spec = ScheduleSpec.reflection_of(name, employee)
-            await self._fire(spec, fire_id(name, max(due)), max(due), "builtin", now, report)
+            spec = ScheduleSpec(
+                every=timedelta(days=1), start=Start(reflection=ReflectionStart(employee=employee))
+            )
+            await self._fire(name, spec, max(due), "builtin", now, report)
 
     # -- people --------------------------------------------------------------------------------
 
@@ -298,7 +328,7 @@ class Scheduler:
             fid, schedule, now, "run_now", self.owner, now=now, lease_s=self.lease_seconds
         )
         if fire is not None:
-            self._start(spec, fire)
+            self._start(schedule, spec, fire)
         return fire
 
     async def drain(self) -> None:
@@ -313,13 +343,10 @@ class Scheduler:
                 await self.tick()
             except Exception:  # an outage (the database restarting): the next tick tries again
                 log.exception("scheduler tick failed")
-            try:
+            with suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=self.tick_seconds)
-            except TimeoutError:
-                pass
         await self.drain()
 
     def status(self) -> SchedulerStatus:
         """This scheduler's last tick, the fires it runs, the file's error if any."""
         return SchedulerStatus(self.owner, self._last_tick, sorted(self._tasks), self._file_error)
-

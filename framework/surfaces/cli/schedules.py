@@ -117,6 +117,7 @@ def _table(head: Phrase) -> Table:
 def list_(ctx: typer.Context) -> None:
     """Every schedule: when it fires, its next and last fire, paused or not."""
     from framework.schedules.timing import next_due
+    from framework.specs.time_fields import format_duration
 
     async def job(scheduler: Scheduler) -> None:
         file = scheduler.schedules()
@@ -128,20 +129,24 @@ def list_(ctx: typer.Context) -> None:
         paused = await scheduler.store.paused()
         now = scheduler.clock.now()
         table = _table(HEAD_LIST)
-        for spec in file.schedules.values():
+        for name, spec in file.schedules.items():
             zone = scheduler.zone(spec)
-            last = await scheduler.store.history(spec.id, limit=1)
-            when = spec.cron or f"every {spec.every}"
+            last = await scheduler.store.history(name, limit=1)
+            when = (
+                spec.cron or f"every {format_duration(spec.every)}"
+                if spec.every
+                else spec.cron or ""
+            )
             state = (
-                PAUSED(console.language, since=_local(paused[spec.id], scheduler, spec))
-                if spec.id in paused
+                PAUSED(console.language, since=_local(paused[name], scheduler, spec))
+                if name in paused
                 else ACTIVE(console.language)
                 if spec.enabled
                 else DISABLED(console.language)
             )
             shown = f"{_local(last[0].due, scheduler, spec)} {last[0].state}" if last else "-"
             table.add_row(
-                spec.id, escape(when), str(zone), _local(next_due(spec, zone, now), scheduler, spec),
+                name, escape(when), str(zone), _local(next_due(spec, zone, now), scheduler, spec),
                 escape(shown), state,
             )  # fmt: skip
         console.print(table)
@@ -188,12 +193,16 @@ def run_now(
             token = fire_id or scheduler.clock.now().strftime("%Y%m%dT%H%M")
             known = await scheduler.store.get(run_now_id(schedule, token))
             state = known.state if known is not None else "?"
-            console.print(ALREADY_RAN(console.language, fire=run_now_id(schedule, token), state=state))
+            console.print(
+                ALREADY_RAN(console.language, fire=run_now_id(schedule, token), state=state)
+            )
             return
         await scheduler.drain()
         done = await scheduler.store.get(fire.fire_id)
         assert done is not None
-        console.print(RAN(console.language, fire=done.fire_id, state=done.state, detail=done.detail))
+        console.print(
+            RAN(console.language, fire=done.fire_id, state=done.state, detail=done.detail)
+        )
         if done.state == "failed":
             raise typer.Exit(1)
 
