@@ -8,6 +8,7 @@ and nowhere else; stores, the doctor and the CLI ask :class:`DataFolder` for pat
     ├── checkpoints.sqlite                  where every room stands (LangGraph checkpoints)
     ├── sops.sqlite                         every SOP version, its metrics, outcomes and drafts
     ├── ingest.sqlite                       accepted message ids per session (the server's)
+    ├── schedules.sqlite                    every scheduled fire, once, with its outcome
     ├── webhook_failures.jsonl              webhook deliveries that failed every attempt
     ├── webhook_failures.<host>.jsonl       the same, per machine, with a database
     ├── sessions/
@@ -57,6 +58,7 @@ MANIFEST = "stores.json"
 CHECKPOINTS = "checkpoints.sqlite"
 SOPS = "sops.sqlite"
 INGEST = "ingest.sqlite"
+SCHEDULES = "schedules.sqlite"
 WEBHOOK_FAILURES = "webhook_failures.jsonl"
 SESSIONS = "sessions"
 LOG_SUFFIX = ".jsonl"
@@ -125,6 +127,12 @@ class DataFolder:
     def ingest(self) -> Path:
         """``ingest.sqlite``: message ids the gateway accepted, with their first result."""
         return self.root / INGEST
+
+    @property
+    def schedules(self) -> Path:
+        """``schedules.sqlite``: every scheduled fire (claimed once, with its outcome), each
+        schedule's cursor, pauses and the schedulers' heartbeats."""
+        return self.root / SCHEDULES
 
     @property
     def webhook_failures(self) -> Path:

@@ -172,15 +172,17 @@ class Staffroom(ClosedOnExit):
         names = [employee] if employee is not None else sorted(self.catalog.employees)
         return await reflect_due(self.knowledge, self.dm, names, today=today)
 
-    async def close_idle(self) -> dict[str, list[Event]]:
+    async def close_idle(self, *, reflect: bool = True) -> dict[str, list[Event]]:
         """End the sessions of this process's rooms and DMs silent for ``Settings.session_idle``
-        seconds, then run the reflections that are due (what a long-running server calls now
-        and then); returns the events each ended session caused, by session key."""
+        seconds, then (``reflect``) run the reflections that are due; returns the events each
+        ended session caused, by session key. A server's scheduler calls it with ``reflect``
+        False: it fires the reflections itself, at the project's ``reflection_time``."""
         ended: dict[str, list[Event]] = {}
         for key, room in self._rooms.items():
             if room.idle:
                 ended[key] = await room.close(reason="idle")
-        ended.update({run.session: run.events for run in await self.reflect()})
+        if reflect:
+            ended.update({run.session: run.events for run in await self.reflect()})
         return ended
 
     async def recommendations(self, scope: str, *, exclude: Sequence[str] = ()) -> str:

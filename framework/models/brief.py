@@ -34,6 +34,9 @@ class TurnBrief(TypedDict, total=False):
     """MEMORY.md entries (by section id) about the person being served."""
     candidates: list[dict[str, str]]
     """For ``purpose="select"``: the employees a selector may pick (id, role, name)."""
+    quiet: int
+    """Only on a quiet scheduled fire: how many items its message lists to check (0: none);
+    the employee may answer "nothing to report" (``framework/models/quiet.py``)."""
 
 
 def attach_brief(message: SystemMessage, brief: TurnBrief) -> SystemMessage:

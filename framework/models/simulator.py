@@ -23,6 +23,7 @@ from langchain_core.outputs import ChatResult
 from framework.language import snippet
 from framework.models.brief import TurnBrief, find_brief
 from framework.models.offline import OfflineChatModel
+from framework.models.quiet import NOTHING_TO_REPORT
 from framework.phrases import Phrase
 from framework.specs.step import StepState
 from framework.statements import LANGUAGE_KEY, stated_facts
@@ -137,6 +138,10 @@ class SimulatedChatModel(OfflineChatModel):
         heard = _last_human(messages, brief.get("humans", []))
         if brief.get("purpose") == "select":
             return AIMessage(content=self._select(brief, heard))
+        if brief.get("quiet") == 0:  # a quiet fire whose message lists nothing to check
+            return AIMessage(
+                content=NOTHING_TO_REPORT("en" if brief.get("language") == "en" else "zh")
+            )
         english = brief.get("language") == "en"
         step = brief.get("step")
         last = messages[-1] if messages else None

@@ -16,8 +16,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from framework.extensions.hooks import ReplyLogged
 from framework.extensions.sink import EventSink
 from framework.extensions.tools import ToolScope
+from framework.models.brief import find_brief
 from framework.models.calls import ModelCallError, call_model, text_of
 from framework.models.json_tools import PROTOCOL, ToolCalling
+from framework.models.quiet import is_nothing_to_report
 from framework.phrases import Phrase
 from framework.runtime.deps import RoomContext, RoomDeps
 from framework.runtime.prompt_budget import fit_messages, total_tokens
@@ -240,12 +242,15 @@ class _Turn:
             self.emit(EventKind.ERROR, {"error": "empty_reply", "detail": detail})
             return TurnResult(ok=False, error=detail)
         self.seq += 1
+        meta = {**self.meta, **self.usage.as_meta()}
+        if find_brief(messages).get("quiet") is not None and is_nothing_to_report("\n".join(texts)):
+            meta["nothing_to_report"] = True  # a quiet fire's explicit result: delivered nowhere
         reply = self.sink.emit(
             EventKind.MESSAGE,
             self.employee,
             "\n".join(texts),
             id=f"{self.prefix}-msg",
-            meta={**self.meta, **self.usage.as_meta()},
+            meta=meta,
             text_offsets=offsets or None,
         )
         replied = ReplyLogged(

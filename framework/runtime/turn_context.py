@@ -21,6 +21,7 @@ from framework.extensions.sink import EventSink
 from framework.language import language_of
 from framework.memory.memory_file import MemoryDoc
 from framework.models.brief import TurnBrief, attach_brief
+from framework.models.quiet import quiet_items
 from framework.names import is_name
 from framework.runtime.prompt_budget import Budget, estimate_tokens, fit_messages, make_budget
 from framework.sessions.events import Event, EventKind
@@ -296,6 +297,8 @@ def build_messages(
         step=step,
         memory={sid: list(v) for sid, v in current.sections.items()} if current else {},
     )
+    if human is not None and (quiet := quiet_items(human.meta)) is not None:
+        brief["quiet"] = quiet
     user = remembered.users[0] if remembered.users else deps.plan.humans[0]
     scope = PromptScope(deps.key, employee, user, deps.plan.scenario.id, settings.task_type)
     blocks, left_out = deps.extensions.blocks.render(scope, deps.plan.prompt_language(employee))

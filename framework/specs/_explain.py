@@ -233,6 +233,10 @@ def _field_at(
             current = _item_type(current)
             info = None
             continue
+        if (value_type := _value_type(current)) is not None:
+            # A key of a mapping (`schedules: {standup: ...}`): go on in its values' type.
+            current, info = value_type, None
+            continue
         model = _model_in(current)
         if model is None:
             return owner, None
@@ -265,6 +269,15 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     for candidate in _strip(annotation):
         if isinstance(candidate, type) and issubclass(candidate, BaseModel):
             return candidate
+    return None
+
+
+def _value_type(annotation: Any) -> Any:
+    """The values' type of a ``dict[K, V]`` annotation (None for anything else)."""
+    for candidate in _strip(annotation):
+        if get_origin(candidate) is dict:
+            args = get_args(candidate)
+            return args[1] if len(args) == 2 else Any
     return None
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from .employee import EmployeeCard
 from .scenario import Scenario
+from .schedules_file import SchedulesFile
 from .sop_card import SopCard
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -20,11 +21,13 @@ _MODELS: dict[str, tuple[type[BaseModel], str]] = {
     "employee": (EmployeeCard, "An employee card: agents/<id>.yaml"),
     "scenario": (Scenario, "A scenario: scenarios/<id>.yaml"),
     "sop_card": (SopCard, "The YAML front matter of an SOP card: sop_library/<id>/v<N>.md"),
+    "schedules": (SchedulesFile, "Schedules: schedules.yaml at the project root"),
 }
 
 
 def schemas() -> dict[str, dict[str, Any]]:
-    """``{"employee": ..., "scenario": ..., "sop_card": ...}``, each a JSON Schema dict."""
+    """``{"employee": ..., "scenario": ..., "sop_card": ..., "schedules": ...}``, each a JSON
+    Schema dict."""
     out: dict[str, dict[str, Any]] = {}
     for kind, (model, description) in _MODELS.items():
         schema = model.model_json_schema()

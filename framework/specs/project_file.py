@@ -2,7 +2,9 @@
 
 ::
 
-    language: en      # labels of the CLI and the viewer: en or zh
+    language: en              # labels of the CLI and the viewer: en or zh
+    timezone: Europe/Berlin   # IANA name: schedules' default zone (default: UTC)
+    reflection_time: "09:00"  # local time reflection triggers fall due on their day
 
 A missing file means the defaults. ``language`` is the project's default for what the
 surfaces print (``$STAFFROOM_LANGUAGE`` wins over it); what a room writes follows its scenario
@@ -11,6 +13,7 @@ and cards (see :func:`framework.language.room_language`). Errors name the file, 
 
 from __future__ import annotations
 
+from datetime import time
 from pathlib import Path
 
 from pydantic import Field
@@ -19,6 +22,7 @@ from framework.errors import InputError
 from framework.phrases import Language
 
 from .employee import LanguageTag
+from .time_fields import ClockTime, TimeZoneName
 from .yaml_loader import SpecModel, load_yaml_file, validate
 
 PROJECT_FILE = "staffroom.yaml"
@@ -36,6 +40,19 @@ class ProjectFile(SpecModel):
         description="language of the CLI's and the viewer's labels: en or zh "
         "($STAFFROOM_LANGUAGE wins; empty: English, the viewer the browser's)",
         examples=["en"],
+    )
+    timezone: TimeZoneName | None = Field(
+        default=None,
+        description="IANA time zone of the project: schedules without their own, and "
+        "reflection triggers (empty: UTC)",
+        examples=["Europe/Berlin"],
+    )
+    reflection_time: ClockTime = Field(
+        default=time(9, 0),
+        json_schema_extra={"default": "09:00"},  # as written in the file
+        description="local time (HH:MM, the project's time zone) at which a reflection "
+        "trigger falls due on its day",
+        examples=["09:00"],
     )
 
 

@@ -31,6 +31,7 @@ from .project import (
 from .project_file import PROJECT_FILE, load_project_file
 from .scenario import load_scenario
 from .scenario_checks import StoredSop, card_speaker_problems
+from .schedules_file import SCHEDULES_FILE, load_schedules, schedule_problems
 from .sop_card import SopLibrary, has_front_matter, load_sop_card
 from .yaml_loader import load_yaml_file
 
@@ -43,14 +44,16 @@ def validate_paths(
 ) -> list[InputError]:
     """Check every spec file in ``paths`` (folders: recursively); return all problems found.
 
-    The kind of a file is read from its content: markdown with front matter is an SOP card,
-    YAML with ``participants`` a scenario, YAML with ``persona`` or ``role`` an employee card
-    (the folder name decides when the content cannot). Scenarios and SOP cards are
-    cross-checked against their own project (see :meth:`Catalog.for_scenario_file`), falling
-    back to ``catalog`` or, when None, to the project in the current folder. ``stored``: the
-    SOP store's best version of each SOP (the store is the source of truth: an SOP published
-    only there is known to a scenario). A named folder is walked without entering ``skip``
-    (the data folder), any other data folder, or hidden folders (see :func:`spec_files`).
+    ``models.yaml``, ``staffroom.yaml`` and ``schedules.yaml`` are known by their names (the
+    scenarios and employees schedules name are checked against their project). The kind of any
+    other file is read from its content: markdown with front matter is an SOP card, YAML with
+    ``participants`` a scenario, YAML with ``persona`` or ``role`` an employee card (the folder
+    name decides when the content cannot). Scenarios and SOP cards are cross-checked against
+    their own project (see :meth:`Catalog.for_scenario_file`), falling back to ``catalog`` or,
+    when None, to the project in the current folder. ``stored``: the SOP store's best version
+    of each SOP (the store is the source of truth: an SOP published only there is known to a
+    scenario). A named folder is walked without entering ``skip`` (the data folder), any other
+    data folder, or hidden folders (see :func:`spec_files`).
     """
     checker = _Checker(catalog, stored)
     for path in _expand(paths, skip):
@@ -118,6 +121,8 @@ class _Checker:
                 ModelRegistry.load(path)
             elif path.name == PROJECT_FILE:
                 load_project_file(path.parent)
+            elif path.name == SCHEDULES_FILE:
+                self._schedules(path)
             elif path.suffix == ".md":
                 self._sop(path, explicit)
             elif path.suffix in YAML_SUFFIXES or explicit:
@@ -164,6 +169,15 @@ class _Checker:
                 fix="a scenario has `participants:`, an employee card `role:` and `persona:`; "
                 f"or put the file in a {SCENARIOS}/ or {AGENTS}/ folder",
             )
+
+    def _schedules(self, path: Path) -> None:
+        schedules = load_schedules(path.parent)
+        # The scenarios and employees of the project it is in (as a scenario file's).
+        project = self._project("scenario", project_root(path), path)
+        employees = {*project.employees, *project.broken_employees}
+        scenarios = {*project.scenarios, *project.broken_scenarios}
+        for problem in schedule_problems(schedules, employees, scenarios):
+            self.add(problem)
 
     def _project(self, kind: str, root: Path, path: Path) -> Catalog:
         key = (kind, root.resolve())

@@ -214,3 +214,58 @@ def test_a_migration_cut_off_after_the_sop_store_is_run_again(
 
     assert moved.code == 0, moved.out + moved.err
     assert "校验通过" in moved.out and "不一致" not in moved.out, "labelled in Chinese"
+
+
+def test_the_schedules_fire_ledger_moves_so_nothing_fires_again(
+    cli: Cli, folder: Path, pg_url: str
+) -> None:
+    import asyncio
+    from datetime import UTC, datetime, timedelta
+
+    from framework.database.pool import Database
+    from framework.schedules.fire_store import FireStore, open_fire_store
+
+    t0 = datetime(2026, 3, 2, 8, 30, 0, 250, tzinfo=UTC)
+
+    async def fired() -> FireStore:
+        store = await open_fire_store(folder, None)
+        await store.claim("s@1", "s", t0, "due", "a", now=t0, lease_s=60)
+        await store.record("s@1", "a", "done", now=t0 + timedelta(seconds=9), session="room:x")
+        await store.claim("s@2", "s", t0 + timedelta(days=1), "catchup", "a", now=t0, lease_s=60)
+        await store.record_missed("t@1", "t", t0, "missed", now=t0, detail="down 2h")
+        await store.advance("s", t0 + timedelta(days=1))
+        await store.set_paused("t", True, by="alice", now=t0)
+        await store.beat("a", now=t0, host="h", pid=1)
+        return store
+
+    async def seen(store: FireStore) -> tuple[object, ...]:
+        return (
+            await store.history(),
+            await store.cursor("s"),
+            await store.paused(),
+            await store.claim("s@1", "s", t0, "due", "b", now=t0 + timedelta(days=9), lease_s=9),
+        )
+
+    async def before() -> tuple[object, ...]:
+        store = await fired()
+        try:
+            return await seen(store)
+        finally:
+            await store.close()
+
+    async def after() -> tuple[object, ...]:
+        db = await Database.open(pg_url)
+        try:
+            store = await open_fire_store(folder, db)
+            return *(await seen(store)), await store.heartbeats()
+        finally:
+            await db.close()
+
+    in_file = asyncio.run(before())
+    moved = cli("migrate", "--to", pg_url, data=folder)
+    assert moved.code == 0, moved.out + moved.err
+    assert "schedule_fires" in moved.out and "schedules.sqlite" in moved.out
+    *on_database, beats = asyncio.run(after())
+    assert tuple(on_database) == in_file, "the same fires, cursor and pauses"
+    assert in_file[3] is None, "the fire that ran is not claimed again"
+    assert beats == [], "the stopped schedulers' heartbeats stay behind"

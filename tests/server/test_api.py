@@ -56,7 +56,7 @@ async def all_events(api: httpx.AsyncClient, headers: dict[str, str]) -> list[di
 
 async def test_health_needs_no_token(api: httpx.AsyncClient) -> None:
     answer = await api.get("/api/health")
-    assert answer.status_code == 200 and answer.json() == {"status": "ok"}
+    assert answer.status_code == 200 and answer.json()["status"] == "ok"
 
 
 async def test_catalog_lists_the_projects_scenarios_and_employees(

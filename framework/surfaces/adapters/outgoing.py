@@ -58,6 +58,8 @@ def outgoing(event: Event, room: Room) -> Outgoing | None:
     if event.kind == EventKind.MESSAGE:
         if event.from_person or event.author not in room.participants:
             return None
+        if event.meta.get("nothing_to_report"):  # a quiet scheduled fire's: delivered nowhere
+            return None
         return Outgoing(
             event.author, room.display_names.get(event.author, event.author), event.text
         )

@@ -16,6 +16,7 @@ from framework.errors import InputError, StaffroomError
 from framework.phrases import known_language
 from framework.surfaces.cli import knowledge as knowledge_cmds
 from framework.surfaces.cli import knowledge_add, knowledge_runs
+from framework.surfaces.cli import schedules as schedules_cmds
 from framework.surfaces.cli import sop as sop_cmds
 from framework.surfaces.cli.console import LabelConsole
 from framework.surfaces.cli.hints import Commands, HintConsole, Invocation
@@ -271,8 +272,7 @@ def validate(
     project: Project = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Check scenario, employee and SOP files and knowledge.yaml; print every problem with
-    file:line and a fix (scenarios are checked against the SOP store too)."""
+    """Check scenarios (against the SOP store too), cards, knowledge.yaml, schedules.yaml."""
     from framework.surfaces.cli.validate import validate as validate_paths
 
     settings, out = settings_for(data_dir, project), _console(data_dir, project)
@@ -284,7 +284,7 @@ def validate(
 @app.command()
 def schema(
     kind: Annotated[
-        str | None, typer.Argument(help="employee, scenario or sop_card (default: all).")
+        str | None, typer.Argument(help="employee, scenario, sop_card or schedules (default: all).")
     ] = None,
 ) -> None:
     """Print JSON Schema for editors."""
@@ -348,8 +348,7 @@ def doctor(
     _exit_after(check_data_folder(settings, fix, _console(data_dir, project), prune))
 
 
-# `staffroom serve` needs the `server` extra; the core CLI works without it. Looked up, not
-# imported: importing uvicorn and the app here would slow every command down.
+# `staffroom serve` needs the `server` extra; looked up, not imported (uvicorn is slow to load).
 _missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
 if _missing:
     _why = f"No module named {_missing[0]!r}"
@@ -363,7 +362,8 @@ if _missing:
 else:
     app.command("serve")(serve_cmd)
 app.command("migrate")(migrate_cmd)
-app.add_typer(sop_cmds.app, name="sop")
+for _typer, _group in ((sop_cmds.app, "sop"), (schedules_cmds.app, "schedules")):
+    app.add_typer(_typer, name=_group)
 knowledge_cmds.app.command("add")(knowledge_add.add)
 app.add_typer(knowledge_cmds.app, name="knowledge")
 for _name in ("trackers", "proposal", "search"):

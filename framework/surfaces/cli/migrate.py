@@ -92,9 +92,9 @@ def migrate(
     data_dir: DataDir = None,
     project: Project = None,
 ) -> None:
-    """Copy a data folder's stores (checkpoints, SOPs, the server's ledger) into a PostgreSQL
-    database, check that nothing was lost, and switch the folder to it (exit 1 if the check
-    fails; stop every server on the folder first)."""
+    """Copy a data folder's stores (checkpoints, SOPs, the server's ledger, the schedules'
+    fires) into a PostgreSQL database, check that nothing was lost, and switch the folder to
+    it (exit 1 if the check fails; stop every server on the folder first)."""
     import asyncio
 
     from framework.database.url import check_database_url
@@ -192,6 +192,8 @@ async def migrate_folder(settings: Settings, url: str, out: Console) -> int:
             copied += await stores.copy_sop_store(sops, db)
         if folder.store(INGEST).exists():
             copied += await stores.copy_ingest_ledger(folder.store(INGEST), db)
+        if folder.schedules.exists():
+            copied += await stores.copy_schedule_store(folder.schedules, db)
     finally:
         await db.close()
     _show(copied, out)

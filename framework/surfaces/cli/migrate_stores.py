@@ -1,6 +1,6 @@
 """Copy a data folder's SQLite stores into PostgreSQL, and check the copy row by row.
 
-``staffroom migrate --to`` (``migrate.py``) runs it while no replica serves. Three stores:
+``staffroom migrate --to`` (``migrate.py``) runs it while no replica serves. Four stores:
 
 * ``checkpoints.sqlite`` through :func:`~framework.database.copy_checkpoints.copy_checkpoints`
   into a *plain* ``AsyncPostgresSaver`` (the fenced one refuses every write without a room
@@ -8,7 +8,9 @@
 * ``sops.sqlite`` into the ``staffroom_sop_*`` tables, every table's rows with their ids and
   seq numbers, oldest first, in one transaction;
 * ``ingest.sqlite`` (the server's ledger), if there is one, into ``staffroom_ingest`` and
-  ``staffroom_sent`` (``owner`` NULL: no replica queued those messages).
+  ``staffroom_sent`` (``owner`` NULL: no replica queued those messages);
+* ``schedules.sqlite`` (the fire ledger), if there is one: fires, cursors and pauses (not the
+  heartbeats of the schedulers stopped for the migration).
 
 Identity columns take the file's values (``OVERRIDING SYSTEM VALUE``) and their sequences are
 moved past them, so the next row written on the database gets the next number. Rows already
@@ -41,6 +43,7 @@ __all__ = [
     "Copied",
     "copy_checkpoint_store",
     "copy_ingest_ledger",
+    "copy_schedule_store",
     "copy_sop_store",
     "refuse_history",
     "sop_history_conflicts",
@@ -286,6 +289,44 @@ async def copy_ingest_ledger(path: Path, db: Database) -> list[Copied]:
     return checked
 
 
+# Each table: its key, and its time columns (ISO text in the file, timestamptz there).
+_SCHEDULE_TABLES = {
+    "schedule_fires": (("fire_id",), ("due", "claimed_until", "started", "finished")),
+    "schedule_cursors": (("schedule",), ("last_due",)),
+    "schedule_pauses": (("schedule",), ("since",)),
+}
+_ISO = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'  # the file's time format (fire_sqlite.py), in to_char's
+
+
+async def copy_schedule_store(path: Path, db: Database) -> list[Copied]:
+    """Copy ``schedules.sqlite`` at ``path`` into the ``schedule_*`` tables (made first), so
+    no fire runs again, no cursor goes back and a paused schedule stays paused; per table, the
+    check (times compared in the file's text)."""
+    from framework.schedules.fire_pg import PgFireStore
+
+    await PgFireStore.open(db)
+    with _read(path) as conn:
+        tables = {table: _rows(conn, table) for table in _SCHEDULE_TABLES}
+    checked = []
+    for table, (keys, times) in _SCHEDULE_TABLES.items():
+        columns, rows = tables[table]
+        values = ", ".join("CAST(%s AS timestamptz)" if c in times else "%s" for c in columns)
+        updated = tuple(c for c in columns if c not in keys)
+        await _copy_table(db, table, columns, rows, keys=keys, updated=updated, values=values)
+        if not columns:  # a file from before the table was added
+            checked.append(_compare("schedules", table, [], []))
+            continue
+        shown = ", ".join(
+            f"to_char({c} AT TIME ZONE 'UTC', '{_ISO}') AS {c}" if c in times else c
+            for c in columns
+        )
+        async with db.connection() as conn:
+            found = await (await conn.execute(f"SELECT {shown} FROM {table}")).fetchall()
+        after = [tuple(row[c] for c in columns) for row in found]
+        checked.append(_compare("schedules", table, rows, after))
+    return checked
+
+
 async def copy_checkpoint_store(path: Path, db: Database) -> list[Copied]:
     """Copy ``checkpoints.sqlite`` at ``path`` into LangGraph's tables on ``db`` (made first,
     with the lease table); the check: as many checkpoints and pending writes, and each
@@ -329,7 +370,7 @@ async def copy_checkpoint_store(path: Path, db: Database) -> list[Copied]:
 def sqlite_files(folder: DataFolder) -> list[Path]:
     """The folder's store files that now hold nothing in use (with their SQLite side files)."""
     found = []
-    for path in (folder.checkpoints, folder.sops, folder.ingest):
+    for path in (folder.checkpoints, folder.sops, folder.ingest, folder.schedules):
         for suffix in ("", "-wal", "-shm"):
             part = path.with_name(path.name + suffix)
             if part.exists():

@@ -14,6 +14,7 @@ import logging
 import signal
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -77,6 +78,14 @@ def serve(
             "--database); a worker that dies is started again.",
         ),
     ] = 1,
+    no_schedules: Annotated[
+        bool,
+        typer.Option(
+            "--no-schedules",
+            help="Do not run schedules.yaml and the built-in jobs here (another host runs "
+            "`staffroom schedules run`).",
+        ),
+    ] = False,
     listen_fd: Annotated[int | None, typer.Option("--listen-fd", hidden=True)] = None,
 ) -> None:
     """Serve rooms and DMs over HTTP: JSON API, SSE streams, webhooks (docs at /docs)."""
@@ -97,6 +106,8 @@ def serve(
         require_writable(settings.data_dir, "serve")
         project_language(settings.project_dir, settings.language)  # the viewer's; checked now
         server_config = load_config(config, no_auth=no_auth)
+        if no_schedules:
+            server_config = replace(server_config, schedules=False)
         settings = with_file_database(settings, server_config)
         require_database(workers, settings.database)
         adapters = _adapters(server_config)
@@ -119,6 +130,7 @@ def serve(
         args += [f"--project={settings.project_dir}"]
         args += [f"--config={config}"] if config is not None else []
         args += ["--no-auth"] if no_auth else []
+        args += ["--no-schedules"] if no_schedules else []
         args += [f"--model={model}"] if model is not None else []
         args += [f"--database={database}"] if database is not None else []
         try:

@@ -24,6 +24,7 @@ from framework.specs.knowledge_file import KNOWLEDGE_FILE, load_knowledge_file
 from framework.specs.models_file import MODELS_FILE, model_problems
 from framework.specs.project import SCENARIOS, SOPS, YAML_SUFFIXES, project_root
 from framework.specs.scenario import load_scenario
+from framework.specs.schedules_file import SCHEDULES_FILE
 from framework.specs.sop_card import load_sop_card
 from framework.specs.validation import spec_files, validate_paths
 from framework.surfaces.cli.console import labels_language
@@ -44,8 +45,8 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
     Scenarios are checked against the SOP store too (read-only, nothing imported), so an SOP
     published only there is known, as it is to ``run``; so are the SOP cards ``run`` would
     import for these paths (a card that edits a stored version in place, or skips a number, is
-    refused there), and a damaged store is reported. ``knowledge.yaml`` is checked when the
-    project or a named folder has one."""
+    refused there), and a damaged store is reported. ``knowledge.yaml`` and
+    ``schedules.yaml`` are checked when the project or a named folder has one."""
     project = settings.project_dir
     # A path in the project (as errors name files: scenarios/x.yaml) runs from any folder.
     paths = [
@@ -74,6 +75,12 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
             load_knowledge_file(root / KNOWLEDGE_FILE)
         except InputError as exc:
             errors.append(exc)
+        schedules = root / SCHEDULES_FILE
+        # Checked with the project even when only some of its folders are named (as
+        # knowledge.yaml is); a walk over the project has checked it already.
+        if schedules.is_file() and not any(_covers(p, schedules) for p in paths):
+            found_here = validate_paths([schedules], catalog)
+            errors += [p for p in found_here if str(p) not in {str(e) for e in errors}]
     shown = [e.render() for e in errors] + ([str(store.damage)] if store.damage else [])
     for problem in shown:
         console.print(f"[red]✗[/] {escape(problem)}", highlight=False)
@@ -84,6 +91,12 @@ def validate(paths: list[Path], settings: Settings, console: Console) -> int:
     valid = VALID(language, paths=", ".join(str(p) for p in paths))
     console.print(f"[green]✓[/] {escape(valid)}")
     return 0
+
+
+def _covers(path: Path, file: Path) -> bool:
+    """Whether validating ``path`` checks ``file`` (it is the file, or a folder above it)."""
+    path, file = path.resolve(), file.resolve()
+    return path == file or path in file.parents
 
 
 @dataclass

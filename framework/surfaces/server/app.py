@@ -22,11 +22,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Protocol
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
 from pydantic import BaseModel
 
 from framework.data_folder import DataFolder
 from framework.phrases import Phrase
+from framework.schedules.in_server import running_scheduler
 from framework.serving.gateway import Gateway
 from framework.serving.webhook_outbox import PgWebhookOutbox
 from framework.serving.webhooks import WebhookDispatcher
@@ -84,9 +85,11 @@ GatewayOpener = Callable[[], AbstractAsyncContextManager[Gateway]]
 
 
 class Health(BaseModel):
-    """The server is up."""
+    """The server is up (and how its scheduler is)."""
 
     status: str
+    scheduler: str | None = None
+    """``ok``; ``stalled`` (no tick for three tick periods); None: not run by this server."""
 
 
 def create_app(
@@ -173,6 +176,8 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | 
                 await dispatcher.start()
                 hooks.append(dispatcher)
                 gateway.add_listener(dispatcher.listener)
+            if config.schedules:
+                app.state.scheduler = await stack.enter_async_context(running_scheduler(gateway))
             yield
 
     app = FastAPI(
@@ -186,8 +191,9 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | 
     app.add_middleware(Guard)  # token, limits and body caps before any route reads a body
 
     @app.get("/api/health", tags=["server"], summary="Liveness (no token needed)")
-    async def health() -> Health:
-        return Health(status="ok")
+    async def health(request: Request) -> Health:
+        scheduler = getattr(request.app.state, "scheduler", None)
+        return Health(status="ok", scheduler=scheduler.health() if scheduler is not None else None)
 
     routers = [routes_catalog.router, routes_sessions.router, streams.router, routes_sop.router]
     routers += [routes_viewer.router, *([adapters.router] if adapters is not None else [])]

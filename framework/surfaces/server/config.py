@@ -224,6 +224,9 @@ class ServerConfig:
     """Body sizes, concurrent requests and streams, timeouts (``limits:``)."""
     database: DatabaseConfig | None = None
     """The file's ``database:`` (``--database`` / ``$STAFFROOM_DATABASE_URL`` win over it)."""
+    schedules: bool = True
+    """Run the project's schedules (``schedules.yaml``) and built-in jobs (closing idle
+    sessions, reflections) in this server; ``staffroom serve --no-schedules`` turns it off."""
 
 
 def load_config(

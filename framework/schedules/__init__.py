@@ -1,0 +1,1 @@
+"""Schedules: rooms, DMs and reflections that start on their own (schedules.yaml)."""

@@ -1,0 +1,158 @@
+"""Running one fire of a schedule: start its room, DM turn or reflection, and judge the result.
+
+The fire's message is posted under an id made from the fire's id, so a fire run again (after
+its scheduler died mid-run, or on a retry) never posts it twice: the room answers it once and
+the run a crash cut short is finished from its checkpoint. With a gateway (``staffroom
+serve``) the run's events go to its listeners too, so webhooks and the chat platforms hear a
+scheduled run like any other (a room mapped to a platform chat posts its replies there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Literal
+from zoneinfo import ZoneInfo
+
+from framework.errors import StaffroomError
+from framework.language import language_of
+from framework.models.quiet import quiet_ask
+from framework.phrases import Language, language_or_default
+from framework.runtime.room import Room
+from framework.schedules.fire_store import Fire
+from framework.schedules.timing import render_room_id
+from framework.sessions.events import Event, EventKind
+from framework.specs.schedules_file import ScheduleSpec
+
+if TYPE_CHECKING:
+    from framework.serving.gateway import Gateway
+    from framework.staffroom import Staffroom
+
+__all__ = ["FireResult", "Runner", "fire_message_id"]
+
+SCHEDULER_USER = "scheduler"
+"""The author of a scheduled DM's message when the schedule names no user."""
+
+Outcome = Literal["done", "quiet", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class FireResult:
+    """How one fire ended: ``done`` (something said), ``quiet`` (only "nothing to report"),
+    ``failed`` (an error, or the room paused on a model error), and where it ran."""
+
+    state: Outcome
+    detail: str
+    session: str | None
+    events: list[Event] = field(default_factory=list)
+
+
+def fire_message_id(fire_id: str) -> str:
+    """The id a fire's message is posted under (one per fire, whatever the attempt)."""
+    return "sched-" + "".join(c if c.isalnum() or c in "-_.:@" else "-" for c in fire_id)
+
+
+class Runner:
+    """Runs fires against a Staffroom (and its gateway, when a server runs it)."""
+
+    def __init__(self, staff: Staffroom, gateway: Gateway | None = None) -> None:
+        self.staff = staff
+        self.gateway = gateway
+
+    async def run(self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo) -> FireResult:
+        """Run ``fire`` of ``spec`` once; errors a user can fix come back ``failed``."""
+        try:
+            start = spec.start
+            if start.room is not None:
+                room_id = render_room_id(start.room.room, fire.due, zone, name)
+                room = await self._room(room_id, start.room.scenario)
+                if start.room.message is None:  # the room enters on its announcement alone
+                    events = [e async for e in room.start()]
+                    self._emit(room, events)
+                    return await judge(room, events, quiet=spec.quiet)
+                return await self._post(
+                    name, spec, fire, room, start.room.message, start.room.author
+                )
+            if start.dm is not None:
+                room = await self.staff.dm(start.dm.employee, start.dm.user or SCHEDULER_USER)
+                return await self._post(name, spec, fire, room, start.dm.message, room_user(room))
+            if start.reflection is not None:
+                day = fire.due.astimezone(zone).date()
+                return await self._reflect(start.reflection.employee, day)
+        except StaffroomError as exc:
+            return FireResult("failed", str(exc), None)
+        return FireResult("failed", f"schedule {name} starts nothing", None)
+
+    async def retry(
+        self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, session: str
+    ) -> FireResult:
+        """Try a failed fire again: a room paused on a model error retries that step (the
+        message is posted once); anything else runs the fire again under the same ids."""
+        try:
+            room = await self.staff.session(session)
+            if (await room.status()).wait_reason == "model_error":
+                events = [e async for e in room.retry()]
+                self._emit(room, events)
+                return await judge(room, events, quiet=spec.quiet)
+        except StaffroomError as exc:
+            return FireResult("failed", str(exc), session)
+        return await self.run(name, spec, fire, zone)
+
+    async def _room(self, room_id: str, scenario: str) -> Room:
+        if self.gateway is not None:  # the lane's own Room object: one run lock per room
+            return await self.gateway.open_room(room_id, scenario, start=False)
+        return await self.staff.room(room_id, scenario)
+
+    async def _post(
+        self, name: str, spec: ScheduleSpec, fire: Fire, room: Room, text: str, author: str | None
+    ) -> FireResult:
+        meta: dict[str, object] = {"schedule": {"id": name, "fire": fire.fire_id}}
+        if spec.quiet:
+            # The message's own language (a schedule's author writes it in the room's).
+            language: Language = language_or_default(language_of(text, "en"))
+            text = f"{text}\n\n{quiet_ask(language)}"
+            meta["schedule"] = {"id": name, "fire": fire.fire_id, "quiet": True, "items": 0}
+        events = [
+            e
+            async for e in room.post(
+                text, author=author, message_id=fire_message_id(fire.fire_id), meta=meta
+            )
+        ]
+        self._emit(room, events)
+        return await judge(room, events, quiet=spec.quiet)
+
+    async def _reflect(self, employee: str, day: date) -> FireResult:
+        runs = await self.staff.reflect(employee, today=day)
+        events = [e for run in runs for e in run.events]
+        said = sum(len(run.replies) for run in runs)
+        session = runs[0].session if runs else None
+        detail = (
+            f"{len(runs)} reflection(s) of {employee}, {said} repl{'y' if said == 1 else 'ies'}"
+        )
+        return FireResult("done", detail, session, events)
+
+    def _emit(self, room: Room, events: Sequence[Event]) -> None:
+        if self.gateway is not None:
+            for event in events:
+                self.gateway.listeners.emit(room.key, event)
+
+
+async def judge(room: Room, events: Sequence[Event], *, quiet: bool) -> FireResult:
+    """The outcome of a fire's run from what it logged and where its room stands."""
+    status = await room.status()
+    if status.wait_reason == "model_error":
+        return FireResult("failed", status.error or "model error", room.key, list(events))
+    replies = [e for e in events if e.kind == EventKind.MESSAGE and not e.from_person]
+    errors = [e for e in events if e.kind == EventKind.ERROR]
+    if quiet and replies and all(e.meta.get("nothing_to_report") for e in replies):
+        return FireResult("quiet", "nothing to report", room.key, list(events))
+    if not replies and errors:
+        return FireResult("failed", str(errors[-1].content)[:300], room.key, list(events))
+    detail = f"{len(replies)} repl{'y' if len(replies) == 1 else 'ies'}"
+    return FireResult("done", detail, room.key, list(events))
+
+
+def room_user(room: Room) -> str:
+    """The person of a DM (its first human)."""
+    return room.humans[0]

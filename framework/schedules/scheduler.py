@@ -1,0 +1,352 @@
+"""The scheduler: every due time of every schedule fires once, on time, late or reported missed.
+
+Each tick (``tick_seconds``, 5 by default) it re-reads ``schedules.yaml`` when it changed
+(a broken edit keeps the last good file and says why in :meth:`Scheduler.status`), beats its
+heartbeat, and for each schedule takes the due times between its cursor and now
+(``timing.due_times``): on time (within ``missed.grace``) they are claimed and run; older ones
+are handled by the missed policy (``timing.classify``) and every missed one is recorded. A
+claim is the fire's row, written before the run under the fire's deterministic id, so two
+schedulers on one data folder (or replicas on one database) never both run a due time, and a
+fire whose scheduler died is taken over when its claim expires and run again under the same
+message id (the room answers it once). Built-in jobs: each employee's due reflection triggers
+fire at the project's ``reflection_time`` (a fire each); this process's idle sessions are
+closed every ``idle_every`` seconds.
+
+The clock is given (:class:`Clock`), so a test drives a week in milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Protocol
+from zoneinfo import ZoneInfo
+
+from framework.errors import InputError
+from framework.knowledge.tracker_items import next_due
+from framework.schedules.fire_store import Fire, FireStore
+from framework.schedules.runner import FireResult, Runner
+from framework.schedules.timing import (
+    classify,
+    due_times,
+    fire_id,
+    reflection_due,
+    run_now_id,
+    zone_of,
+)
+from framework.specs.project_file import load_project_file
+from framework.specs.schedules_file import (
+    SCHEDULES_FILE,
+    ReflectionStart,
+    SchedulesFile,
+    ScheduleSpec,
+    Start,
+    load_schedules,
+)
+
+if TYPE_CHECKING:
+    from framework.staffroom import Staffroom
+
+__all__ = ["Clock", "Scheduler", "SchedulerStatus", "SystemClock", "TickReport"]
+
+log = logging.getLogger(__name__)
+
+REFLECTION_PREFIX = "reflection-"
+"""Schedule names of the built-in reflection fires: ``reflection-<employee>``."""
+
+
+class Clock(Protocol):
+    """Where the scheduler's time comes from (a simulated one in tests)."""
+
+    def now(self) -> datetime:
+        """Now, UTC-aware."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of this clock's time."""
+        ...
+
+
+class SystemClock:
+    """The wall clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+@dataclass
+class TickReport:
+    """What one tick did (fire ids), for tests and the CLI."""
+
+    started: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    taken_over: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerStatus:
+    """What ``staffroom doctor`` and ``/api/health`` show of a scheduler."""
+
+    owner: str
+    last_tick: datetime | None
+    running: list[str]
+    file_error: str | None
+
+
+class Scheduler:
+    """Fires a project's schedules (see the module docstring)."""
+
+    def __init__(
+        self,
+        staff: Staffroom,
+        store: FireStore,
+        runner: Runner,
+        *,
+        owner: str | None = None,
+        clock: Clock | None = None,
+        tick_seconds: float = 5.0,
+        lease_seconds: float = 60.0,
+        idle_every: float = 60.0,
+        on_result: Callable[[Fire, FireResult], None] | None = None,
+    ) -> None:
+        self.staff, self.store, self.runner = staff, store, runner
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self.clock: Clock = clock or SystemClock()
+        self.tick_seconds, self.lease_seconds, self.idle_every = (
+            tick_seconds,
+            lease_seconds,
+            idle_every,
+        )
+        self.on_result = on_result
+        self._project = staff.settings.project_dir
+        self._file: SchedulesFile | None = None
+        self._file_stamp: tuple[int, int] | None = None
+        self._file_error: str | None = None
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._last_tick: datetime | None = None
+        self._last_idle: datetime | None = None
+
+    # -- the file ------------------------------------------------------------------------------
+
+    def schedules(self) -> SchedulesFile:
+        """The schedules in force: the file as last read well (re-read when it changed)."""
+        path = self._project / SCHEDULES_FILE
+        try:
+            stat = path.stat()
+            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            stamp = None
+        if self._file is None or stamp != self._file_stamp:
+            try:
+                self._file = load_schedules(self._project)
+                self._file_error = None
+            except InputError as exc:  # keep the last good file; say why in status
+                self._file_error = str(exc)
+                if self._file is None:
+                    self._file = SchedulesFile()
+            self._file_stamp = stamp
+        return self._file
+
+    def zone(self, spec: ScheduleSpec | None = None) -> ZoneInfo:
+        """The zone ``spec`` runs in (None: the project's, ``staffroom.yaml``'s or UTC)."""
+        project_tz = load_project_file(self._project).timezone
+        if spec is None:
+            return ZoneInfo(project_tz or "UTC")
+        return zone_of(spec, self.schedules(), project_tz)
+
+    # -- ticking -------------------------------------------------------------------------------
+
+    async def tick(self) -> TickReport:
+        """One pass: heartbeat, due fires, take-overs, reflections, idle sessions."""
+        now = self.clock.now()
+        report = TickReport()
+        await self.store.beat(self.owner, now=now, host=socket.gethostname(), pid=os.getpid())
+        await self.store.renew(list(self._tasks), self.owner, now=now, lease_s=self.lease_seconds)
+        file = self.schedules()
+        paused = await self.store.paused()
+        for name, spec in file.schedules.items():
+            await self._schedule(name, spec, now, paused, report)
+        await self._reflections(now, report)
+        if self._last_idle is None or (now - self._last_idle).total_seconds() >= self.idle_every:
+            self._last_idle = now
+            for key in await self.staff.close_idle(reflect=False):
+                log.info("closed idle session %s", key)
+        self._last_tick = now
+        return report
+
+    async def _schedule(
+        self,
+        name: str,
+        spec: ScheduleSpec,
+        now: datetime,
+        paused: dict[str, datetime],
+        report: TickReport,
+    ) -> None:
+        cursor = await self.store.cursor(name)
+        if cursor is None:  # first seen: from now on (no backfill)
+            await self.store.advance(name, now)
+            return
+        zone = self.zone(spec)
+        if spec.enabled and name not in paused:
+            dues = due_times(spec, zone, cursor, now)
+            sorted_out = classify(dues, now, spec.missed.grace, spec.missed.policy, spec.missed.cap)
+            for due in sorted_out.missed:
+                fid = fire_id(name, due)
+                detail = f"missed: due {due:%Y-%m-%d %H:%M}Z, seen {now:%Y-%m-%d %H:%M}Z"
+                if await self.store.record_missed(fid, name, due, "missed", now=now, detail=detail):
+                    report.missed.append(fid)
+            for due, kind in sorted_out.run:
+                await self._fire(name, spec, due, kind, now, report)
+        else:  # paused or disabled: due times pass unrun, each reported
+            why = "paused" if name in paused else "disabled"
+            for due in due_times(spec, zone, cursor, now):
+                fid = fire_id(name, due)
+                if await self.store.record_missed(fid, name, due, "skipped", now=now, detail=why):
+                    report.skipped.append(fid)
+        await self.store.advance(name, now)
+        await self._take_over(name, spec, now, report)
+
+    async def _fire(
+        self,
+        name: str,
+        spec: ScheduleSpec,
+        due: datetime,
+        kind: str,
+        now: datetime,
+        report: TickReport,
+    ) -> Fire | None:
+        fid = fire_id(name, due)
+        earlier = [f for f in await self.store.running(name) if f.fire_id != fid]
+        # A backlog's catch-up runs queue behind each other whatever the overlap policy.
+        if earlier and spec.overlap == "skip" and kind != "catchup":
+            detail = f"skipped: {earlier[0].fire_id} was still running"
+            if await self.store.record_missed(fid, name, due, "skipped", now=now, detail=detail):
+                report.skipped.append(fid)
+            return None
+        fire = await self.store.claim(
+            fid, name, due, kind, self.owner, now=now, lease_s=self.lease_seconds
+        )
+        if fire is not None:
+            report.started.append(fid)
+            self._start(name, spec, fire)
+        return fire
+
+    async def _take_over(
+        self, name: str, spec: ScheduleSpec, now: datetime, report: TickReport
+    ) -> None:
+        for stale in await self.store.running(name):
+            if stale.fire_id in self._tasks or stale.claimed_until is None:
+                continue
+            if stale.claimed_until >= now:
+                continue
+            fire = await self.store.claim(
+                stale.fire_id, name, stale.due, stale.kind, self.owner,
+                now=now, lease_s=self.lease_seconds,
+            )  # fmt: skip
+            if fire is not None:
+                report.taken_over.append(fire.fire_id)
+                self._start(name, spec, fire)
+
+    def _start(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
+        task = asyncio.create_task(self._run(name, spec, fire), name=f"fire {fire.fire_id}")
+        self._tasks[fire.fire_id] = task
+
+    async def _run(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
+        zone = self.zone(spec)
+        try:
+            if spec.overlap == "queue" or fire.kind == "catchup":  # behind earlier fires going
+                while any(
+                    f.due < fire.due and f.fire_id != fire.fire_id
+                    for f in await self.store.running(name)
+                ):
+                    await self.clock.sleep(self.tick_seconds)
+            result = await self.runner.run(name, spec, fire, zone)
+            attempt = 1
+            while result.state == "failed" and attempt <= spec.retries and result.session:
+                attempt += 1
+                result = await self.runner.retry(name, spec, fire, zone, result.session)
+            if result.state == "failed" and attempt > 1:
+                result = FireResult(
+                    result.state, f"{result.detail} (after {attempt} attempts)", result.session,
+                    result.events,
+                )  # fmt: skip
+        except Exception as exc:  # a bug or an outage: recorded, never a dead scheduler
+            log.exception("fire %s failed", fire.fire_id)
+            result = FireResult("failed", f"{type(exc).__name__}: {exc}", None)
+        finally:
+            self._tasks.pop(fire.fire_id, None)
+        await self.store.record(
+            fire.fire_id, self.owner, result.state, now=self.clock.now(),
+            detail=result.detail, session=result.session,
+        )  # fmt: skip
+        if self.on_result is not None:
+            self.on_result(fire, result)
+
+    # -- built-in: reflections -----------------------------------------------------------------
+
+    async def _reflections(self, now: datetime, report: TickReport) -> None:
+        at = load_project_file(self._project).reflection_time
+        zone = self.zone()
+        kb = self.staff.knowledge
+        for employee in sorted(self.staff.catalog.employees):
+            triggers = await asyncio.to_thread(kb.trackers.reflections, employee)
+            due = [reflection_due(next_due(t), at, zone) for t in triggers if t.is_open]
+            due = [d for d in due if d <= now]
+            if not due:
+                continue
+            name = f"{REFLECTION_PREFIX}{employee}"
+            spec = ScheduleSpec(
+                every=timedelta(days=1), start=Start(reflection=ReflectionStart(employee=employee))
+            )
+            await self._fire(name, spec, max(due), "builtin", now, report)
+
+    # -- people --------------------------------------------------------------------------------
+
+    async def run_now(self, schedule: str, token: str | None = None) -> Fire | None:
+        """Start ``schedule`` now (paused or not), once per ``token`` (None: this minute's):
+        run-now twice in a row starts one run. Returns the fire, None when it ran already."""
+        spec = self.schedules().schedules.get(schedule)
+        if spec is None:
+            raise InputError(
+                f"no schedule '{schedule}' in {SCHEDULES_FILE}",
+                field="schedule",
+                fix="`staffroom schedules list` shows the schedules",
+            )
+        now = self.clock.now()
+        fid = run_now_id(schedule, token or now.strftime("%Y%m%dT%H%M"))
+        fire = await self.store.claim(
+            fid, schedule, now, "run_now", self.owner, now=now, lease_s=self.lease_seconds
+        )
+        if fire is not None:
+            self._start(schedule, spec, fire)
+        return fire
+
+    async def drain(self) -> None:
+        """Wait for the fires this scheduler runs to finish."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        """Tick every ``tick_seconds`` until ``stop`` is set; then let running fires finish."""
+        while not stop.is_set():
+            try:
+                await self.tick()
+            except Exception:  # an outage (the database restarting): the next tick tries again
+                log.exception("scheduler tick failed")
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.tick_seconds)
+        await self.drain()
+
+    def status(self) -> SchedulerStatus:
+        """This scheduler's last tick, the fires it runs, the file's error if any."""
+        return SchedulerStatus(self.owner, self._last_tick, sorted(self._tasks), self._file_error)
