@@ -62,6 +62,9 @@ class Runner:
 
     async def run(self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo) -> FireResult:
         """Run ``fire`` of ``spec`` once; errors a user can fix come back ``failed``."""
+        if spec.deliver is not None:  # said, not silently dropped: the result would go nowhere
+            why = f"schedule {name}: `deliver` is not carried out yet; the result stays in the "
+            return FireResult("failed", why + "session it starts. Remove `deliver`.", None)
         try:
             start = spec.start
             if start.room is not None:
