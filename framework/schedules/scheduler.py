@@ -135,6 +135,7 @@ class Scheduler:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._last_tick: datetime | None = None
         self._last_idle: datetime | None = None
+        self._idle: asyncio.Task[None] | None = None
 
     # -- the file ------------------------------------------------------------------------------
 
@@ -177,12 +178,20 @@ class Scheduler:
         for name, spec in file.schedules.items():
             await self._schedule(name, spec, now, paused, report)
         await self._reflections(now, report)
-        if self._last_idle is None or (now - self._last_idle).total_seconds() >= self.idle_every:
+        due = self._last_idle is None or (now - self._last_idle).total_seconds() >= self.idle_every
+        if due and (self._idle is None or self._idle.done()):
+            # Its own task: a session's end runs hooks (a model's summary) that may take long.
             self._last_idle = now
-            for key in await self.staff.close_idle(reflect=False):
-                log.info("closed idle session %s", key)
+            self._idle = asyncio.create_task(self._close_idle(), name="close idle sessions")
         self._last_tick = now
         return report
+
+    async def _close_idle(self) -> None:
+        try:
+            for key in await self.staff.close_idle(reflect=False):
+                log.info("closed idle session %s", key)
+        except Exception:  # an outage: the next period tries again
+            log.exception("closing idle sessions failed")
 
     async def _schedule(
         self,
@@ -332,19 +341,37 @@ class Scheduler:
         return fire
 
     async def drain(self) -> None:
-        """Wait for the fires this scheduler runs to finish."""
+        """Wait for the fires this scheduler runs (and its closing of idle sessions) to end."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
+        if self._idle is not None and not self._idle.cancelled():
+            await asyncio.gather(self._idle, return_exceptions=True)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Tick every ``tick_seconds`` until ``stop`` is set; then let running fires finish."""
-        while not stop.is_set():
-            try:
-                await self.tick()
-            except Exception:  # an outage (the database restarting): the next tick tries again
-                log.exception("scheduler tick failed")
-            with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=self.tick_seconds)
+        stopping = asyncio.create_task(stop.wait())
+        try:
+            while not stop.is_set():
+                # A tick stuck on an outage (a connection that does not come back) must not
+                # hold up a shutdown: stopping cancels it. What it claimed and did not start
+                # is taken over once its claim expires.
+                ticking = asyncio.create_task(self.tick())
+                await asyncio.wait({ticking, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if not ticking.done():
+                    ticking.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await ticking
+                    break
+                if (failed := ticking.exception()) is not None:  # the next tick tries again
+                    log.error("scheduler tick failed: %s", failed, exc_info=failed)
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(stopping), timeout=self.tick_seconds)
+        finally:
+            stopping.cancel()
+            if self._idle is not None:  # a session end cut short runs again when next due
+                self._idle.cancel()
+                with suppress(asyncio.CancelledError):
+                    await self._idle
         await self.drain()
 
     def status(self) -> SchedulerStatus:
