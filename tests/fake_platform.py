@@ -1,7 +1,7 @@
 """A recording stand-in for Slack's Web API and Feishu's open API, on 127.0.0.1 (tests/adapters/
 and tests/server/ share it).
 
-It answers the calls the adapters make (``chat.postMessage``; Feishu's tenant token,
+It answers the calls the adapters make (``chat.postMessage``, ``auth.test``; Feishu's tenant token,
 ``im/v1/messages`` and ``…/reply``) the way the platforms document them, and records each,
 so a test can say which employee spoke where. A test double: nothing leaves the machine.
 """
@@ -94,6 +94,13 @@ class FakePlatform:
             if channel.startswith("U"):  # a user id: Slack opens the app's DM with them
                 channel = "D" + channel[1:]
             return {"ok": True, "channel": channel, "ts": f"1800000000.{n:06d}"}
+        if call.path == "/api/auth.test":  # whose token: the workspace (team) of the app
+            return {
+                "ok": True,
+                "team_id": "T0TEAM1",
+                "user_id": "U0SHAREDBOT",
+                "bot_id": "B0SHARED",
+            }
         if call.path.startswith("/open-apis/im/v1/messages"):
             return {"code": 0, "msg": "success", "data": {"message_id": f"om_sent{n}"}}
         return {"ok": False, "error": "unknown_method", "code": 404, "msg": "unknown"}

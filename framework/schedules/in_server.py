@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 
+from framework.schedules.delivery import ChatDelivery
 from framework.schedules.fire_store import open_fire_store
 from framework.schedules.runner import Runner
 from framework.schedules.scheduler import Scheduler
@@ -32,14 +33,14 @@ class RunningScheduler:
 
 @asynccontextmanager
 async def running_scheduler(
-    gateway: Gateway, *, tick_seconds: float = 5.0
+    gateway: Gateway, *, tick_seconds: float = 5.0, chat: ChatDelivery | None = None
 ) -> AsyncIterator[RunningScheduler]:
     """Run the project's schedules while the block runs (its fires' events reach the
     gateway's listeners: webhooks, chat platforms); on exit, stop ticking and let the fires
-    under way finish."""
+    under way finish. ``chat``: the server's chat platforms (``deliver: {adapter, chat}``)."""
     staff = gateway.staff
     store = await open_fire_store(staff.settings.data_dir, await staff.stores.database())
-    scheduler = Scheduler(staff, store, Runner(staff, gateway), tick_seconds=tick_seconds)
+    scheduler = Scheduler(staff, store, Runner(staff, gateway, chat), tick_seconds=tick_seconds)
     stop = asyncio.Event()
     task = asyncio.create_task(scheduler.run_forever(stop), name="scheduler")
     try:

@@ -20,10 +20,18 @@ from framework.language import language_of
 from framework.models.quiet import quiet_ask
 from framework.phrases import Language, language_or_default
 from framework.runtime.room import Room
+from framework.schedules.delivery import (
+    FAILED_NOTICE,
+    NEW_THREAD,
+    NO_PLATFORMS,
+    ChatDelivery,
+    delivery_refusal,
+    scenario_mismatch,
+)
 from framework.schedules.fire_store import Fire
 from framework.schedules.timing import render_room_id
 from framework.sessions.events import Event, EventKind
-from framework.specs.schedules_file import ScheduleSpec
+from framework.specs.schedules_file import Deliver, ScheduleSpec
 
 if TYPE_CHECKING:
     from framework.serving.gateway import Gateway
@@ -54,19 +62,31 @@ def fire_message_id(fire_id: str) -> str:
 
 
 class Runner:
-    """Runs fires against a Staffroom (and its gateway, when a server runs it)."""
+    """Runs fires against a Staffroom (and its gateway, when a server runs it).
 
-    def __init__(self, staff: Staffroom, gateway: Gateway | None = None) -> None:
+    ``chat``: the chat platforms a ``deliver: {adapter, chat}`` reaches (the server's
+    adapters); None: such fires fail, saying that only a server reaches a platform.
+    """
+
+    def __init__(
+        self, staff: Staffroom, gateway: Gateway | None = None, chat: ChatDelivery | None = None
+    ) -> None:
         self.staff = staff
         self.gateway = gateway
+        self.chat = chat
+        self._threads: dict[str, str] = {}
+        """Fire id -> the thread it opened (its failure notice goes there)."""
 
     async def run(self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo) -> FireResult:
         """Run ``fire`` of ``spec`` once; errors a user can fix come back ``failed``."""
-        if spec.deliver is not None:  # said, not silently dropped: the result would go nowhere
-            why = f"schedule {name}: `deliver` is not carried out yet; the result stays in the "
-            return FireResult("failed", why + "session it starts. Remove `deliver`.", None)
         try:
+            refused = delivery_refusal(name, spec, self.staff.settings.project_dir)
+            if refused is not None:  # said, not silently dropped: the result would go nowhere
+                raise refused
             start = spec.start
+            deliver = spec.deliver
+            if deliver is not None and deliver.adapter and start.room is not None:
+                return await self._in_chat(name, spec, fire, zone, deliver)
             if start.room is not None:
                 room_id = render_room_id(start.room.room, fire.due, zone, name)
                 room = await self._room(room_id, start.room.scenario)
@@ -96,11 +116,76 @@ class Runner:
             room = await self.staff.session(session)
             if (await room.status()).wait_reason == "model_error":
                 events = [e async for e in room.retry()]
+                deliver = spec.deliver
+                if deliver is not None and deliver.adapter and self.chat is not None:
+                    thread = deliver.thread or self._threads.get(fire.fire_id)
+                    await self.chat.send(
+                        deliver.adapter, deliver.chat or "", thread, session, events
+                    )
                 self._emit(room, events)
                 return await judge(room, events, quiet=spec.quiet)
         except StaffroomError as exc:
             return FireResult("failed", str(exc), session)
         return await self.run(name, spec, fire, zone)
+
+    async def _in_chat(
+        self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, deliver: Deliver
+    ) -> FireResult:
+        """A room fire in the room a platform chat maps to, its replies sent there."""
+        adapter, chat, start = deliver.adapter or "", deliver.chat or "", spec.start.room
+        assert start is not None  # the caller checked
+        if self.chat is None:
+            return FireResult("failed", NO_PLATFORMS("en", name=name, adapter=adapter), None)
+        place = await self.chat.room(adapter, chat, deliver.thread)
+        mismatch = scenario_mismatch(name, spec, place, self.staff.settings.project_dir)
+        if mismatch is not None:
+            raise mismatch
+        if place.mode == "thread" and place.thread is None:  # a thread of its own per fire
+            text = start.message or NEW_THREAD(
+                language_or_default(self.staff.settings.language), name=name,
+                due=f"{fire.due.astimezone(zone):%Y-%m-%d %H:%M}",
+            )  # fmt: skip
+            author = start.author or (await self._scenario_human(start.scenario))
+            thread = await self.chat.open_thread(
+                adapter, chat, author, text, fire_message_id(fire.fire_id)
+            )
+            self._threads[fire.fire_id] = thread
+            place = await self.chat.room(adapter, chat, thread)
+        room = await self._room(place.room_id, start.scenario)
+        if start.message is None:
+            events = [e async for e in room.start()]
+        else:
+            events = await self._posted(name, spec, fire, room, start.message, start.author)
+        await self.chat.send(adapter, chat, place.thread, room.key, events)
+        self._emit(room, events)  # after: the adapters' listener sends nothing twice
+        return await judge(room, events, quiet=spec.quiet)
+
+    async def _scenario_human(self, scenario: str) -> str:
+        humans = self.staff.catalog.scenario_by_id(scenario).humans
+        return humans[0] if humans else SCHEDULER_USER
+
+    async def notify_failure(
+        self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, reason: str,
+        attempts: int,
+    ) -> bool:  # fmt: skip
+        """Tell the schedule's delivery target that ``fire`` failed after ``attempts``
+        attempts (the last for ``reason``); True when a notice went out (a platform delivery
+        with a server)."""
+        deliver = spec.deliver
+        if deliver is None or not deliver.adapter or self.chat is None:
+            return False
+        message = spec.start.room.message if spec.start.room else None
+        message = message or (spec.start.dm.message if spec.start.dm else None)
+        fallback = language_or_default(self.staff.settings.language)
+        language = language_or_default(language_of(message, fallback) if message else fallback)
+        text = FAILED_NOTICE(
+            language, name=name, due=f"{fire.due.astimezone(zone):%Y-%m-%d %H:%M %Z}",
+            attempts=attempts, reason=reason[:500],
+        )  # fmt: skip
+        thread = deliver.thread or self._threads.pop(fire.fire_id, None)
+        uid = fire_message_id(fire.fire_id) + "-failed"
+        await self.chat.notice(deliver.adapter, deliver.chat or "", thread, text, uid)
+        return True
 
     async def _room(self, room_id: str, scenario: str) -> Room:
         if self.gateway is not None:  # the lane's own Room object: one run lock per room
@@ -110,6 +195,13 @@ class Runner:
     async def _post(
         self, name: str, spec: ScheduleSpec, fire: Fire, room: Room, text: str, author: str | None
     ) -> FireResult:
+        events = await self._posted(name, spec, fire, room, text, author)
+        self._emit(room, events)
+        return await judge(room, events, quiet=spec.quiet)
+
+    async def _posted(
+        self, name: str, spec: ScheduleSpec, fire: Fire, room: Room, text: str, author: str | None
+    ) -> list[Event]:
         meta: dict[str, object] = {"schedule": {"id": name, "fire": fire.fire_id}}
         if spec.quiet:
             # The message's own language (a schedule's author writes it in the room's).
@@ -122,8 +214,7 @@ class Runner:
                 text, author=author, message_id=fire_message_id(fire.fire_id), meta=meta
             )
         ]
-        self._emit(room, events)
-        return await judge(room, events, quiet=spec.quiet)
+        return events
 
     async def _reflect(self, employee: str, day: date) -> FireResult:
         runs = await self.staff.reflect(employee, today=day)

@@ -271,7 +271,14 @@ class Scheduler:
         self._tasks[fire.fire_id] = task
 
     async def _run(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
+        try:
+            await self._attempts(name, spec, fire)
+        finally:  # one of this scheduler's fires (drain() waits for it) until it is recorded
+            self._tasks.pop(fire.fire_id, None)
+
+    async def _attempts(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
         zone = self.zone(spec)
+        attempt, reason = 1, ""
         try:
             if spec.overlap == "queue" or fire.kind == "catchup":  # behind earlier fires going
                 while any(
@@ -280,10 +287,10 @@ class Scheduler:
                 ):
                     await self.clock.sleep(self.tick_seconds)
             result = await self.runner.run(name, spec, fire, zone)
-            attempt = 1
             while result.state == "failed" and attempt <= spec.retries and result.session:
                 attempt += 1
                 result = await self.runner.retry(name, spec, fire, zone, result.session)
+            reason = result.detail
             if result.state == "failed" and attempt > 1:
                 result = FireResult(
                     result.state, f"{result.detail} (after {attempt} attempts)", result.session,
@@ -292,8 +299,12 @@ class Scheduler:
         except Exception as exc:  # a bug or an outage: recorded, never a dead scheduler
             log.exception("fire %s failed", fire.fire_id)
             result = FireResult("failed", f"{type(exc).__name__}: {exc}", None)
-        finally:
-            self._tasks.pop(fire.fire_id, None)
+            reason = result.detail
+        if result.state == "failed":  # after the last retry: the delivery target is told
+            try:
+                await self.runner.notify_failure(name, spec, fire, zone, reason, attempt)
+            except Exception as exc:  # the platform is down too: the ledger still says it
+                log.error("fire %s: failure notice not sent: %s", fire.fire_id, exc)
         await self.store.record(
             fire.fire_id, self.owner, result.state, now=self.clock.now(),
             detail=result.detail, session=result.session,

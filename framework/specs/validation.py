@@ -31,6 +31,7 @@ from .project import (
 from .project_file import PROJECT_FILE, load_project_file
 from .scenario import load_scenario
 from .scenario_checks import StoredSop, card_speaker_problems
+from .schedule_delivery import delivery_problems
 from .schedules_file import SCHEDULES_FILE, load_schedules, schedule_problems
 from .sop_card import SopLibrary, has_front_matter, load_sop_card
 from .yaml_loader import load_yaml_file
@@ -178,6 +179,8 @@ class _Checker:
         scenarios = {*project.scenarios, *project.broken_scenarios}
         for problem in schedule_problems(schedules, employees, scenarios):
             self.add(problem)
+        for refused in delivery_problems(schedules):
+            self.add(refused)
 
     def _project(self, kind: str, root: Path, path: Path) -> Catalog:
         key = (kind, root.resolve())

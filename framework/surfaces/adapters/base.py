@@ -33,7 +33,6 @@ import hmac
 import logging
 import re
 from abc import ABC, abstractmethod
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -46,6 +45,7 @@ from framework.serving.gateway import Gateway
 from framework.sessions.events import Event
 from framework.surfaces.adapters.mapping import GroupMapping, Place, Target
 from framework.surfaces.adapters.outgoing import Outgoing, outgoing, replied_event
+from framework.surfaces.adapters.recent_ids import RecentIds
 from framework.surfaces.server.limits import MESSAGE_CHARS
 
 log = logging.getLogger("staffroom.adapters")
@@ -227,23 +227,9 @@ class ChatAdapter(ABC):
         platform gave the message. ``uid`` is unique per reply (platforms that dedupe
         sends use it)."""
 
-
-class RecentIds:
-    """A bounded set of ids, oldest forgotten first."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self._ids: OrderedDict[str, None] = OrderedDict()
-        self._size = size
-
-    def add(self, value: str) -> None:
-        """Remember ``value``."""
-        self._ids[value] = None
-        self._ids.move_to_end(value)
-        while len(self._ids) > self._size:
-            self._ids.popitem(last=False)
-
-    def __contains__(self, value: object) -> bool:
-        return value in self._ids
+    async def scope(self) -> tuple[str, ...]:
+        """The ids before a group's in this platform's room ids (Slack: the team)."""
+        return ()
 
 
 class Bridge:
@@ -345,10 +331,14 @@ class Bridge:
 
     async def on_event(self, key: str, event: Event) -> None:
         """Send what goes out of a session this platform serves (the gateway's listener)."""
+        place = None if event.from_person else self.adapter.mapping.place_of(key)
+        if place is not None:
+            await self.send_to(place, key, event)
+
+    async def send_to(self, place: Place, key: str, event: Event) -> None:
+        """Send ``event`` of session ``key`` to ``place`` (once; what goes out, and as what,
+        is outgoing()'s to say): a scheduled fire's replies go where its schedule says."""
         if event.from_person or event.id in self._replied:
-            return  # which others go out, and as what, is outgoing()'s to say
-        place = self.adapter.mapping.place_of(key)
-        if place is None:
             return
         out = outgoing(event, await self.gateway.session(key))
         if out is None:
@@ -361,6 +351,12 @@ class Bridge:
             self._outbox.put_nowait((place, event, out))
         except asyncio.QueueFull:
             log.error("%s: reply %s not sent: %d replies wait", key, event.id, OUTBOX)
+
+    async def notify(self, place: Place, name: str, text: str, *, uid: str) -> str:
+        """Send ``text`` to ``place`` now, as the shared app shown as ``name``; its id."""
+        sent = await self.adapter.send(place, "", name, text, uid=uid)
+        self._sent.add(sent)  # its echo never reaches a room
+        return sent
 
     async def _send_replies(self) -> None:
         while True:

@@ -39,6 +39,7 @@ from framework.specs.yaml_loader import SpecModel, load_yaml_file, validate
 from framework.surfaces.adapters.base import ACK_WITHIN, Bridge, Challenge, ChatAdapter, Unverified
 from framework.surfaces.adapters.feishu import FeishuAdapter, FeishuDoc
 from framework.surfaces.adapters.feishu_events import FeishuCallback
+from framework.surfaces.adapters.scheduled import ScheduledChats
 from framework.surfaces.adapters.slack import SlackAdapter, SlackCallback, SlackDoc
 from framework.surfaces.server.limits import BodyLimits
 from framework.surfaces.server.problems import ERROR_RESPONSES, Problem, error_responses
@@ -130,8 +131,9 @@ def _resolve(
 
 
 @dataclass
-class Adapters:
-    """The configured platforms' bridges of one server (what :meth:`AdapterRoutes.start` built)."""
+class Adapters(ScheduledChats):
+    """The configured platforms' bridges of one server (what :meth:`AdapterRoutes.start` built);
+    the scheduler delivers through them (:class:`ScheduledChats`)."""
 
     bridges: dict[str, Bridge]
 

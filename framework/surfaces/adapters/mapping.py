@@ -244,6 +244,11 @@ class GroupMapping:
             return Place(channel, self._restore(rest))
         return Place(channel)
 
+    def group_of(self, channel: str) -> GroupDoc | None:
+        """How ``channel`` is mapped (its own entry, else ``*``), or None: not mapped."""
+        found = self._group(channel)
+        return found[1] if found is not None else None
+
     def _group(self, channel: str) -> tuple[str, GroupDoc] | None:
         for group_id, group in self.doc.groups.items():
             if group_id.lower() == channel.lower():

@@ -151,6 +151,8 @@ class SlackAdapter(ChatAdapter):
         self._our_apps = {a for a in [doc.app_id, *self._app_employees] if a}
         self._our_bots = {b for b in [doc.bot_id, *(d.bot_id for d in doc.employees.values())] if b}
         self._clients: dict[str, WebClient] = {}
+        self._team: str | None = None
+        """The workspace id (room ids start with it): from events, else ``auth.test``."""
 
     def read(self, headers: Mapping[str, str], body: bytes) -> Challenge | Inbound | None:
         """Verify the request, then read it (see the module docstring)."""
@@ -187,11 +189,16 @@ class SlackAdapter(ChatAdapter):
             parent=f"slack-{event.channel}-{event.thread_ts}"
             if event.thread_ts and event.thread_ts != event.ts
             else None,
-            scope=(envelope.team_id or event.team or "t",),
+            scope=(self._learn_team(envelope.team_id or event.team or "t"),),
             from_bot=event.bot_id is not None or event.subtype == "bot_message",
             from_us=from_us,
             employee=self._app_employees.get(envelope.api_app_id or ""),
         )
+
+    def _learn_team(self, team: str) -> str:
+        if self._team is None and team != "t":
+            self._team = team
+        return team
 
     def _verify(self, headers: Mapping[str, str], body: bytes) -> None:
         stamp = headers.get("x-slack-request-timestamp", "")
@@ -258,6 +265,15 @@ class SlackAdapter(ChatAdapter):
             **extra,
         )
         return f"slack-{response.get('channel', place.channel)}-{response.get('ts', uid)}"
+
+    async def scope(self) -> tuple[str, ...]:
+        """The workspace (team) id, as its events carry it: asked of Slack once
+        (``auth.test`` with the shared bot's token) when no event has said it yet."""
+        if self._team is None:
+            client = self._client(self.doc.bot_token or "")
+            response = await asyncio.to_thread(client.auth_test)
+            self._team = str(response.get("team_id") or "t")
+        return (self._team,)
 
     def _client(self, token: str) -> WebClient:
         client = self._clients.get(token)

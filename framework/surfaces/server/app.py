@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from framework.data_folder import DataFolder
 from framework.phrases import Phrase
+from framework.schedules.delivery import ChatDelivery
 from framework.schedules.in_server import running_scheduler
 from framework.serving.gateway import Gateway
 from framework.serving.webhook_outbox import PgWebhookOutbox
@@ -73,7 +74,8 @@ class Mount(Protocol):
         ...
 
     def start(self) -> object:
-        """Start (once) when the app starts, after :meth:`bind`."""
+        """Start (once) when the app starts, after :meth:`bind`; what it returns reaches the
+        scheduler when it is a :class:`ChatDelivery` (the chat platforms' adapters are)."""
         ...
 
     async def stop(self) -> None:
@@ -157,9 +159,11 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | 
             db = await gateway.staff.stores.database()
             buckets = await PgRateBuckets.open(db) if db is not None else None
             app.state.staffroom = ServerState(gateway, config, shared_buckets=buckets)
+            chat: ChatDelivery | None = None
             if adapters is not None:
                 adapters.bind(gateway, config.limits.body.adapters)
-                adapters.start()  # replies to work resumed at open reach the platform too
+                started = adapters.start()  # replies to work resumed at open reach them too
+                chat = started if isinstance(started, ChatDelivery) else None
             else:
                 log.info(NO_ADAPTERS(gateway.staff.settings.language or "en"))
             if config.webhooks:
@@ -177,7 +181,8 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | 
                 hooks.append(dispatcher)
                 gateway.add_listener(dispatcher.listener)
             if config.schedules:
-                app.state.scheduler = await stack.enter_async_context(running_scheduler(gateway))
+                running = running_scheduler(gateway, chat=chat)
+                app.state.scheduler = await stack.enter_async_context(running)
             yield
 
     app = FastAPI(

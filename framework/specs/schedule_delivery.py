@@ -1,0 +1,88 @@
+"""Which ``deliver:`` targets of ``schedules.yaml`` can be carried out, checked without a server.
+
+Carried out: ``deliver: {adapter, chat, thread}`` for a schedule that starts a room (the fire
+runs in the room the chat maps to; see :mod:`framework.schedules.delivery`).
+
+Refused, each with the file, line, field and fix:
+
+- ``deliver: {room}`` and ``deliver: {dm}``: posting a fire's result into another session
+  needs an event a session log shows as a notice without starting a run there; the logs have
+  no such kind yet (a message would be answered, or read as a person's), so the result stays
+  in the session the fire starts;
+- ``deliver.adapter`` with ``start.dm``: a DM's replies already reach its person's DM on the
+  platform when the adapter maps them (``users:`` and ``dm_employee`` or the employee's own
+  app), and a channel is not a DM;
+- ``deliver.adapter`` with ``start.reflection``: reflections run in sessions of their own;
+- ``deliver.adapter`` with a ``start.room.room`` of one's own: the chat's mapping names the
+  room, so the id would be ignored.
+"""
+
+from __future__ import annotations
+
+from framework.errors import InputError
+
+from .schedules_file import DEFAULT_ROOM, SchedulesFile, ScheduleSpec
+
+__all__ = ["ScheduleDeliveryError", "delivery_problems"]
+
+
+class ScheduleDeliveryError(InputError):
+    """A schedule's ``deliver:`` cannot be carried out as written."""
+
+
+def delivery_problems(file: SchedulesFile, only: str | None = None) -> list[ScheduleDeliveryError]:
+    """The ``deliver:`` targets of ``file`` (of schedule ``only``, if given) that are refused
+    (see the module docstring)."""
+    problems: list[ScheduleDeliveryError] = []
+    for sid, spec in file.schedules.items():
+        if only is not None and sid != only:
+            continue
+        refused = _refusal(spec)
+        if refused is None:
+            continue
+        what, fix, at = refused
+        path = ("schedules", sid, *at)
+        problems.append(
+            ScheduleDeliveryError(
+                f"schedule '{sid}': {what}",
+                file=file.source,
+                line=file.line_of(*path),
+                field=".".join(path),
+                fix=fix,
+            )
+        )
+    return problems
+
+
+def _refusal(spec: ScheduleSpec) -> tuple[str, str, tuple[str, ...]] | None:
+    deliver = spec.deliver
+    if deliver is None:
+        return None
+    if deliver.kind in ("room", "dm"):
+        return (
+            f"delivering into another {deliver.kind} is not built: a session log has no "
+            "notice that starts no run, so the result stays in the session the fire starts",
+            "remove `deliver`, or deliver to a chat platform: "
+            "`deliver: {adapter: slack, chat: C0123}` with a `start.room`",
+            ("deliver", deliver.kind),
+        )
+    if spec.start.dm is not None:
+        return (
+            "a DM's replies cannot go to a platform chat",
+            "remove `deliver`: a DM's replies reach its person's DM on the platform when the "
+            "adapter maps them (`users:` and `dm_employee`); or start a room",
+            ("deliver", "adapter"),
+        )
+    if spec.start.reflection is not None:
+        return (
+            "a reflection runs in sessions of its own and cannot go to a platform chat",
+            "remove `deliver`",
+            ("deliver", "adapter"),
+        )
+    if spec.start.room is not None and spec.start.room.room != DEFAULT_ROOM:
+        return (
+            "`start.room.room` names a room, but the chat's mapping names it",
+            "remove `start.room.room` (the adapters config's `groups:` gives the room)",
+            ("start", "room", "room"),
+        )
+    return None
