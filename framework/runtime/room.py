@@ -307,9 +307,8 @@ class Room:
         if message_id in (snap.values or {}).get("consumed", []):
             return True
         # The checkpoint keeps the last CONSUMED_WINDOW routed ids: a message with that many
-        # people's messages after it was routed long ago (or cut off by a crash and reported
-        # by a rebuild); a more recent one not in the window never was. (Later events alone
-        # prove nothing: background hooks append after a message too.)
+        # people's after it was routed long ago (or cut off, reported by a rebuild); a newer
+        # one not in it never was (later events prove nothing: background hooks append too).
         after = self._deps.log.tail_until(lambda e: e.id == message_id)[1:]
         return sum(1 for e in after if e.from_person) >= CONSUMED_WINDOW
 
@@ -372,13 +371,13 @@ class Room:
             )
         # A run a kill cut short is finished first: cut after a node's saved writes, it leaves
         # tasks but no ``next``; cut after LangGraph saved its input, that (pending_input.py).
-        saver = self._graph.checkpointer
-        if ((snap.next or snap.tasks) and not snap.interrupts) or await input_left(saver, snap):
+        cut = (snap.next or snap.tasks) and not snap.interrupts
+        if cut or await input_left(self._graph.checkpointer, snap):
             async for event in self._stream(None):
                 yield event
             snap = await self._graph.aget_state(self._config)
             if message is not None and message["id"] in snap.values.get("consumed", []):
-                return  # the cut run was this message's (posted again): answered, once
+                return  # the cut run was this message's (posted again), answered once
         if message is None:
             if not snap.values:
                 async for event in self._stream({"inbox": []}):
