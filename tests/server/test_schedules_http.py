@@ -13,6 +13,7 @@ import shutil
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -21,6 +22,7 @@ from paths import ROOT
 
 from framework import Settings, Staffroom
 from framework.schedules.in_server import RunningScheduler
+from framework.schedules.timing import fire_id
 from framework.serving.gateway import Gateway
 from framework.sessions.events import EventKind
 from framework.sessions.keys import SessionKey
@@ -102,6 +104,13 @@ async def test_the_list_shows_each_schedule_its_next_fire_and_the_heartbeat(
     tmp_path: Path,
 ) -> None:
     async with served(tmp_path, scheduler=True) as s:
+        assert s.scheduler is not None
+        store = s.scheduler.scheduler.store
+        for day in (2, 3):  # what a scheduler records for due times it was down for
+            due = datetime(2026, 3, day, 8, 30, tzinfo=UTC)
+            await store.record_missed(
+                fire_id("standup", due), "standup", due, "missed", now=due, detail="missed"
+            )
         answer = await s.api.get("/api/schedules", headers=bearer(READER))
     assert answer.status_code == 200, answer.text
     body = answer.json()
@@ -109,7 +118,12 @@ async def test_the_list_shows_each_schedule_its_next_fire_and_the_heartbeat(
     assert list(shown) == ["standup", "check"]
     standup = shown["standup"]
     assert standup["when"] == "30 9 * * mon-fri" and standup["zone"] == "Europe/Berlin"
-    assert standup["enabled"] and not standup["paused"] and standup["last_fires"] == []
+    assert standup["enabled"] and not standup["paused"] and standup["missed"] == 2
+    assert [(f["fire_id"], f["state"]) for f in standup["last_fires"]] == [
+        ("standup@2026-03-03T08:30:00Z", "missed"),
+        ("standup@2026-03-02T08:30:00Z", "missed"),
+    ]
+    assert standup["last_fires"][0]["due"]["local"] == "2026-03-03T09:30:00+01:00"
     # 09:30 on Berlin's clock, whatever the offset of the day.
     assert standup["next_fire"]["local"][11:19] == "09:30:00"
     assert standup["next_fire"]["utc"].endswith("Z")
