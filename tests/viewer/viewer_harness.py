@@ -21,7 +21,7 @@ heartbeat: 1
 tokens:
   - name: manager
     secret: {MANAGER}
-    operations: [read, open, post, sop.read, sop.write]
+    operations: [read, open, post, sop.read, sop.write, schedule]
     rate_limit: 0
   - name: viewer
     secret: {VIEWER}

@@ -3,6 +3,8 @@ the checkpoint store's size and the rooms' leases, and ``--prune`` to shrink the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.filesize import decimal
 from rich.markup import escape
@@ -15,6 +17,9 @@ from framework.settings import Settings
 from framework.stores import Stores
 from framework.surfaces.cli.console import labels_language
 from framework.surfaces.cli.event_labels import COUNT_SEPARATOR
+
+if TYPE_CHECKING:
+    from framework.database.pool import Database
 
 CHECKED = Phrase(
     en="checked {folder}: {counts}",
@@ -91,6 +96,43 @@ NOT_RECLAIMED = Phrase(
     "doctor --prune again when no room is running",
     zh="释放的空间未归还（{why}）；新的检查点会复用它，或在没有房间运行时再次运行 doctor --prune",
 )
+SCHEDULER_BEAT = Phrase(
+    en="scheduler {host}:{pid}: last beat {last} ({age} ago){state}",
+    zh="调度器 {host}:{pid}：最后心跳 {last}（{age} 前）{state}",
+)
+BEAT_STALLED = Phrase(
+    en=": stalled (no beat for over {limit} s: hung, or stopped)",
+    zh="：已停滞（超过 {limit} 秒没有心跳：卡住或已停止）",
+)
+BEAT_GONE = Phrase(
+    en=": stopped (its process is gone)",
+    zh="：已停止（进程已不存在）",
+)
+NO_SCHEDULER = Phrase(
+    en="schedulers: none has run on this data folder",
+    zh="调度器：此数据目录上还没有运行过调度器",
+)
+SCHEDULES_OK = Phrase(
+    en="schedules.yaml: valid, {n} schedule(s)",
+    zh="schedules.yaml：有效，{n} 个计划",
+)
+SCHEDULES_NONE = Phrase(
+    en="schedules.yaml: none (no schedules)",
+    zh="schedules.yaml：无（没有计划）",
+)
+SCHEDULES_BROKEN = Phrase(
+    en="schedules.yaml does not load (a running scheduler keeps the last good version): {error}",
+    zh="schedules.yaml 无法加载（运行中的调度器沿用上一个正确版本）：{error}",
+)
+AGE_UNITS = Phrase(
+    en="{n} s|{n} min|{n} h|{n} d",
+    zh="{n} 秒|{n} 分钟|{n} 小时|{n} 天",
+)
+"""An age in seconds, minutes, hours, days (``|``-separated)."""
+LEDGER_UNREADABLE = Phrase(
+    en="schedulers: the fire ledger cannot be read: {error}",
+    zh="调度器：无法读取触发记录：{error}",
+)
 NOT_PRUNED = Phrase(
     en="not pruned: the checkpoint store has a problem (below); fix it first",
     zh="未清理：检查点存储有问题（见下）；请先修复",
@@ -119,9 +161,61 @@ async def doctor(settings: Settings, fix: bool, console: Console, prune: bool = 
             console.print(f"[yellow]{NOT_PRUNED(labels_language(console))}[/]")
         else:
             _show_pruned(await prune_store(s), console)
+        db = await s.database() if settings.database is not None else None
+        await _show_schedules(settings, db, console)
     console.print()
     _show(found, settings, console)
     return 0 if found.ok else 1
+
+
+async def _show_schedules(settings: Settings, db: Database | None, console: Console) -> None:
+    """Whether schedules.yaml loads, and each scheduler's heartbeat (stalled ones stand out).
+    Shown, not counted in the verdict: a stopped server is not a damaged folder."""
+    from datetime import UTC, datetime
+
+    from framework.errors import InputError, StorageError
+    from framework.schedules.health import STALLED_AFTER, beats, read_heartbeats
+    from framework.specs.schedules_file import SCHEDULES_FILE, load_schedules
+
+    lang = labels_language(console)
+    console.print()
+    try:
+        count = len(load_schedules(settings.project_dir).schedules)
+        exists = (settings.project_dir / SCHEDULES_FILE).is_file()
+        line = SCHEDULES_OK(lang, n=count) if exists else SCHEDULES_NONE(lang)
+        console.print(escape(line), highlight=False)
+    except InputError as exc:
+        console.print(f"[red]{escape(SCHEDULES_BROKEN(lang, error=str(exc)))}[/]", highlight=False)
+    try:
+        found = await read_heartbeats(settings.data_dir, db)
+    except StorageError as exc:
+        console.print(f"[red]{escape(LEDGER_UNREADABLE(lang, error=str(exc)))}[/]")
+        return
+    if not found:
+        console.print(escape(NO_SCHEDULER(lang)), highlight=False)
+        return
+    limit = int(STALLED_AFTER.total_seconds())
+    for beat in beats(found, datetime.now(UTC)):
+        state = (
+            BEAT_GONE(lang)
+            if beat.gone
+            else BEAT_STALLED(lang, limit=limit)
+            if beat.stalled
+            else ""
+        )
+        last = beat.last.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+        age = _age(beat.age, lang)
+        line = SCHEDULER_BEAT(lang, host=beat.host, pid=beat.pid, last=last, age=age, state=state)
+        console.print(
+            f"[yellow]{escape(line)}[/]" if beat.stalled else escape(line), highlight=False
+        )
+
+
+def _age(seconds: float, language: Language) -> str:
+    """``42 s``, ``7 min``, ``3 h``, ``2 d``: a heartbeat's age at a glance."""
+    steps = ((1, 120), (60, 120 * 60), (3600, 48 * 3600), (86400, float("inf")))
+    i, size = next((i, size) for i, (size, below) in enumerate(steps) if seconds < below)
+    return AGE_UNITS(language, n=int(seconds // size)).split("|")[i]
 
 
 def _store_broken(found: Diagnosis, stores: Stores) -> bool:

@@ -36,6 +36,7 @@ from framework.settings import Settings
 from framework.staffroom import Staffroom
 from framework.surfaces.server import (
     routes_catalog,
+    routes_schedules,
     routes_sessions,
     routes_sop,
     routes_viewer,
@@ -201,6 +202,7 @@ def _build(open_gateway: GatewayOpener, config: ServerConfig, adapters: Mount | 
         return Health(status="ok", scheduler=scheduler.health() if scheduler is not None else None)
 
     routers = [routes_catalog.router, routes_sessions.router, streams.router, routes_sop.router]
+    routers += [routes_schedules.router]
     routers += [routes_viewer.router, *([adapters.router] if adapters is not None else [])]
     for router in routers:
         app.include_router(router)

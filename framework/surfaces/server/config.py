@@ -50,7 +50,7 @@ from framework.specs.yaml_loader import (
 )
 from framework.surfaces.server.limits import BodyLimits, ServerLimits
 
-Operation = Literal["read", "open", "post", "sop.read", "sop.write", "knowledge.read"]
+Operation = Literal["read", "open", "post", "sop.read", "sop.write", "knowledge.read", "schedule"]
 OPERATIONS: tuple[Operation, ...] = (
     "read",
     "open",
@@ -58,8 +58,10 @@ OPERATIONS: tuple[Operation, ...] = (
     "sop.read",
     "sop.write",
     "knowledge.read",
+    "schedule",
 )
-"""The scope vocabulary: what a token may be granted."""
+"""The scope vocabulary: what a token may be granted. ``schedule``: run a schedule now, pause
+and resume it (seeing schedules is ``read``); a token's ``sessions`` patterns do not limit it."""
 
 ENV_TOKEN = "STAFFROOM_TOKEN"
 """Environment variable holding one all-powerful token (no file needed)."""

@@ -5,6 +5,7 @@ import { api, authorization, h, percent, setToken, showError, token } from "./ap
 import { renderEvent } from "./events.js";
 import { applyLabels, chooseLanguage, duration, names, reason, setLanguage, t } from "./labels.js";
 import { follow } from "./sse.js";
+import { loadSchedules } from "./schedules.js";
 import { loadLibrary } from "./sops.js";
 
 const $ = (id) => document.getElementById(id);
@@ -50,8 +51,10 @@ async function start() {
   });
   $("tab-rooms").addEventListener("click", () => tab("rooms"));
   $("tab-sops").addEventListener("click", () => tab("sops"));
+  $("tab-schedules").addEventListener("click", () => tab("schedules"));
   $("refresh-sessions").addEventListener("click", () => loadSessions());
   $("refresh-sops").addEventListener("click", () => loadLibrary());
+  $("refresh-schedules").addEventListener("click", () => loadSchedules());
   $("open-form").addEventListener("submit", (e) => {
     e.preventDefault();
     openRoom();
@@ -60,7 +63,11 @@ async function start() {
     e.preventDefault();
     post();
   });
-  window.addEventListener("hashchange", () => openFromHash());
+  window.addEventListener("hashchange", () => {
+    // A session linked from another view (a schedule's fire) opens in the rooms view.
+    if (location.hash.length > 1) tab("rooms");
+    openFromHash();
+  });
   boot();
 }
 
@@ -75,7 +82,8 @@ async function boot() {
   }
   loadSessions();
   loadScenarios();
-  if (sessionStorage.getItem("staffroom.tab") === "sops") tab("sops");
+  const shown = sessionStorage.getItem("staffroom.tab");
+  if (shown === "sops" || shown === "schedules") tab(shown);
   openFromHash();
 }
 
@@ -88,13 +96,15 @@ async function needsNoToken() {
   }
 }
 
+const TABS = { rooms: null, sops: loadLibrary, schedules: loadSchedules };
+
 function tab(name) {
   sessionStorage.setItem("staffroom.tab", name);
-  $("rooms-view").hidden = name !== "rooms";
-  $("sops-view").hidden = name !== "sops";
-  $("tab-rooms").setAttribute("aria-pressed", String(name === "rooms"));
-  $("tab-sops").setAttribute("aria-pressed", String(name === "sops"));
-  if (name === "sops") loadLibrary();
+  for (const each of Object.keys(TABS)) {
+    $(`${each}-view`).hidden = name !== each;
+    $(`tab-${each}`).setAttribute("aria-pressed", String(name === each));
+  }
+  if (TABS[name]) TABS[name]();
 }
 
 /** A 401 means the token is wrong: ask for it again. Anything else is shown. */
