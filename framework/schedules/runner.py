@@ -29,6 +29,7 @@ from framework.schedules.delivery import (
     scenario_mismatch,
 )
 from framework.schedules.fire_store import Fire
+from framework.schedules.quiet_digest import quiet_digest
 from framework.schedules.timing import render_room_id
 from framework.sessions.events import Event, EventKind
 from framework.specs.schedules_file import Deliver, ScheduleSpec
@@ -206,8 +207,9 @@ class Runner:
         if spec.quiet:
             # The message's own language (a schedule's author writes it in the room's).
             language: Language = language_or_default(language_of(text, "en"))
-            text = f"{text}\n\n{quiet_ask(language)}"
-            meta["schedule"] = {"id": name, "fire": fire.fire_id, "quiet": True, "items": 0}
+            digest, items = await quiet_digest(self.staff.knowledge, room.participants, language)
+            text = f"{text}\n\n{digest}\n\n{quiet_ask(language)}"
+            meta["schedule"] = {"id": name, "fire": fire.fire_id, "quiet": True, "items": items}
         events = [
             e
             async for e in room.post(
