@@ -92,7 +92,8 @@ def postmaster_of(url: str) -> int | None:
     """The pid of the PostgreSQL server behind ``url`` when it runs on this machine."""
     with psycopg.connect(url) as conn:
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    stat = _stat(int(row[0])) if row else None
+        # Read while the backend lives: once the connection closes, it exits (no parent).
+        stat = _stat(int(row[0])) if row else None
     return int(stat[1]) if stat else None
 
 

@@ -164,6 +164,23 @@ def test_sop_hint_carries_the_groups_options(
     assert imported.code == 0 and str(project / "sop_library") in imported.out, imported.err
 
 
+def test_schedules_hint_carries_the_groups_options(
+    cli: Cli, project: Path, tmp_path: Path, elsewhere: Path
+) -> None:
+    (project / "schedules.yaml").write_text(
+        'schedules:\n  standup:\n    cron: "30 9 * * mon-fri"\n'
+        "    start: {dm: {employee: pm, message: Stand-up}}\n",
+        encoding="utf-8",
+    )
+    opts = ("--data-dir", str(tmp_path / "data"), "--project", str(project))
+    refused = cli("schedules", *opts, "pause", "nosuch", cwd=elsewhere)
+    assert refused.code == 2, refused.out + refused.err
+    [hint] = hints(refused)
+    assert hint.startswith(f"staffroom schedules --data-dir {tmp_path / 'data'} --project")
+    listed = run_hint(cli, hint, elsewhere)
+    assert listed.code == 0 and "standup" in listed.out, listed.out + listed.err
+
+
 # -- every hint the code can print is one of the situations above --------------------------
 
 COVERED = {
@@ -172,6 +189,7 @@ COVERED = {
     ("doctor",): "a lost checkpoint (runtime/recovery.py REPAIR)",
     ("validate",): "a scenario that does not load (specs/catalog.py), init",
     ("sop",): "an unknown SOP (sop/service.py); review hints (--by NAME) carry the same way",
+    ("schedules",): "an unknown schedule (cli/schedules.py, schedules/scheduler.py)",
 }
 NOT_HINTS = {
     ("init",): "the cards init writes say they were made by it",
