@@ -10,6 +10,7 @@ scheduled run like any other (a room mapped to a platform chat posts its replies
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Literal
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FireResult", "Runner", "fire_message_id"]
 
+_ATTEMPT: ContextVar[int] = ContextVar("staffroom_fire_attempt", default=1)
+"""The attempt the running fire is on (its task's own: fires run side by side)."""
+
 SCHEDULER_USER = "scheduler"
 """The author of a scheduled DM's message when the schedule names no user."""
 
@@ -57,9 +61,27 @@ class FireResult:
     events: list[Event] = field(default_factory=list)
 
 
-def fire_message_id(fire_id: str) -> str:
-    """The id a fire's message is posted under (one per fire, whatever the attempt)."""
-    return "sched-" + "".join(c if c.isalnum() or c in "-_.:@" else "-" for c in fire_id)
+def fire_message_id(fire_id: str, attempt: int = 1) -> str:
+    """The id a fire's message is posted under: one per fire and attempt (a retry of a turn
+    that failed without pausing its room asks again; a re-run of the same attempt, after a
+    crash, posts nothing new)."""
+    made = "sched-" + "".join(c if c.isalnum() or c in "-_.:@" else "-" for c in fire_id)
+    return made if attempt == 1 else f"{made}-r{attempt}"
+
+
+def answer_to(room: Room, message_id: str) -> list[Event]:
+    """What the log holds after ``message_id`` until the next person's message: the answer
+    to a fire's message posted again (a take-over, a re-run), which yields nothing new."""
+    events = room.history()
+    at = next((i for i, e in enumerate(events) if e.id == message_id), None)
+    if at is None:
+        return []
+    after: list[Event] = []
+    for event in events[at + 1 :]:
+        if event.kind == EventKind.MESSAGE and event.from_person:
+            break
+        after.append(event)
+    return after
 
 
 class Runner:
@@ -78,8 +100,12 @@ class Runner:
         self._threads: dict[str, str] = {}
         """Fire id -> the thread it opened (its failure notice goes there)."""
 
-    async def run(self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo) -> FireResult:
-        """Run ``fire`` of ``spec`` once; errors a user can fix come back ``failed``."""
+    async def run(
+        self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, attempt: int = 1
+    ) -> FireResult:
+        """Run ``fire`` of ``spec`` once (``attempt``: its message's id; see
+        :func:`fire_message_id`); errors a user can fix come back ``failed``."""
+        _ATTEMPT.set(attempt)  # this fire's task only (a runner serves fires side by side)
         try:
             refused = delivery_refusal(name, spec, self.staff.settings.project_dir)
             if refused is not None:  # said, not silently dropped: the result would go nowhere
@@ -109,10 +135,12 @@ class Runner:
         return FireResult("failed", f"schedule {name} starts nothing", None)
 
     async def retry(
-        self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, session: str
-    ) -> FireResult:
-        """Try a failed fire again: a room paused on a model error retries that step (the
-        message is posted once); anything else runs the fire again under the same ids."""
+        self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, session: str,
+        attempt: int,
+    ) -> FireResult:  # fmt: skip
+        """Try a failed fire again (``attempt``: 2, 3, ...): a room paused on a model error
+        retries that step (the message is posted once); a turn that failed without pausing
+        its room (a DM, free chat) is asked again, under the attempt's message id."""
         try:
             room = await self.staff.session(session)
             if (await room.status()).wait_reason == "model_error":
@@ -127,7 +155,7 @@ class Runner:
                 return await judge(room, events, quiet=spec.quiet)
         except StaffroomError as exc:
             return FireResult("failed", str(exc), session)
-        return await self.run(name, spec, fire, zone)
+        return await self.run(name, spec, fire, zone, attempt)
 
     async def _in_chat(
         self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, deliver: Deliver
@@ -210,13 +238,13 @@ class Runner:
             digest, items = await quiet_digest(self.staff.knowledge, room.participants, language)
             text = f"{text}\n\n{digest}\n\n{quiet_ask(language)}"
             meta["schedule"] = {"id": name, "fire": fire.fire_id, "quiet": True, "items": items}
-        events = [
-            e
-            async for e in room.post(
-                text, author=author, message_id=fire_message_id(fire.fire_id), meta=meta
-            )
-        ]
-        return events
+        attempt = _ATTEMPT.get()
+        if attempt > 1:
+            meta["schedule"] = {**meta["schedule"], "attempt": attempt}  # type: ignore[dict-item]
+        mid = fire_message_id(fire.fire_id, attempt)
+        events = [e async for e in room.post(text, author=author, message_id=mid, meta=meta)]
+        # Posted before (a scheduler died after it): judged by the answer the log holds.
+        return events or answer_to(room, mid)
 
     async def _reflect(self, employee: str, day: date) -> FireResult:
         runs = await self.staff.reflect(employee, today=day)

@@ -1,18 +1,14 @@
 """The scheduler: every due time of every schedule fires once, on time, late or reported missed.
 
-Each tick (``tick_seconds``, 5 by default) it re-reads ``schedules.yaml`` when it changed
-(a broken edit keeps the last good file and says why in :meth:`Scheduler.status`), beats its
-heartbeat, and for each schedule takes the due times between its cursor and now
-(``timing.due_times``): on time (within ``missed.grace``) they are claimed and run; older ones
-are handled by the missed policy (``timing.classify``) and every missed one is recorded. A
-claim is the fire's row, written before the run under the fire's deterministic id, so two
-schedulers on one data folder (or replicas on one database) never both run a due time, and a
-fire whose scheduler died is taken over when its claim expires and run again under the same
-message id (the room answers it once). Built-in jobs: each employee's due reflection triggers
-fire at the project's ``reflection_time`` (a fire each); this process's idle sessions are
-closed every ``idle_every`` seconds.
-
-The clock is given (:class:`Clock`), so a test drives a week in milliseconds.
+Each tick (``tick_seconds``) it re-reads the project's files when they changed
+(``watched_files.py``), beats its heartbeat, and takes each schedule's due times between its
+cursor and now: on time (within ``missed.grace``) they are claimed and run, older ones go by
+the missed policy and every missed one is recorded. A claim is the fire's row, written before
+the run under the fire's id, so no two schedulers (on one folder or one database) run a due
+time, and a fire whose scheduler died is taken over when its claim expires and run again
+under the same message id (answered once). Built in: reflection triggers fire at the
+project's ``reflection_time``; idle sessions are closed every ``idle_every`` seconds. The
+clock is given (:class:`Clock`), so a test drives a week in milliseconds.
 """
 
 from __future__ import annotations
@@ -40,14 +36,14 @@ from framework.schedules.timing import (
     run_now_id,
     zone_of,
 )
-from framework.specs.project_file import load_project_file
+from framework.schedules.watched_files import ProjectFiles
+from framework.specs.project_file import ProjectFile
 from framework.specs.schedules_file import (
     SCHEDULES_FILE,
     ReflectionStart,
     SchedulesFile,
     ScheduleSpec,
     Start,
-    load_schedules,
 )
 
 if TYPE_CHECKING:
@@ -129,38 +125,26 @@ class Scheduler:
         )
         self.on_result = on_result
         self._project = staff.settings.project_dir
-        self._file: SchedulesFile | None = None
-        self._file_stamp: tuple[int, int] | None = None
-        self._file_error: str | None = None
+        self._files = ProjectFiles(self._project)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._last_tick: datetime | None = None
         self._last_idle: datetime | None = None
         self._idle: asyncio.Task[None] | None = None
+        self._renewing: asyncio.Task[None] | None = None
 
     # -- the file ------------------------------------------------------------------------------
 
     def schedules(self) -> SchedulesFile:
         """The schedules in force: the file as last read well (re-read when it changed)."""
-        path = self._project / SCHEDULES_FILE
-        try:
-            stat = path.stat()
-            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
-        except FileNotFoundError:
-            stamp = None
-        if self._file is None or stamp != self._file_stamp:
-            try:
-                self._file = load_schedules(self._project)
-                self._file_error = None
-            except InputError as exc:  # keep the last good file; say why in status
-                self._file_error = str(exc)
-                if self._file is None:
-                    self._file = SchedulesFile()
-            self._file_stamp = stamp
-        return self._file
+        return self._files.schedules.get()
+
+    def project(self) -> ProjectFile:
+        """``staffroom.yaml`` as last read well (re-read when it changed)."""
+        return self._files.project.get()
 
     def zone(self, spec: ScheduleSpec | None = None) -> ZoneInfo:
         """The zone ``spec`` runs in (None: the project's, ``staffroom.yaml``'s or UTC)."""
-        project_tz = load_project_file(self._project).timezone
+        project_tz = self.project().timezone
         if spec is None:
             return ZoneInfo(project_tz or "UTC")
         return zone_of(spec, self.schedules(), project_tz)
@@ -214,8 +198,18 @@ class Scheduler:
                 detail = f"missed: due {due:%Y-%m-%d %H:%M}Z, seen {now:%Y-%m-%d %H:%M}Z"
                 if await self.store.record_missed(fid, name, due, "missed", now=now, detail=detail):
                     report.missed.append(fid)
-            for due, kind in sorted_out.run:
-                await self._fire(name, spec, due, kind, now, report)
+            run = sorted_out.run
+            if spec.missed.policy == "once" and any(kind == "due" for _, kind in run):
+                # Back in time for one: it stands for the missed ones (no stale catch-up first).
+                for due in (d for d, kind in run if kind == "catchup"):
+                    fid, detail = fire_id(name, due), f"missed: the fire due {now:%H:%M}Z ran"
+                    if await self.store.record_missed(
+                        fid, name, due, "missed", now=now, detail=detail
+                    ):
+                        report.missed.append(fid)
+                run = [(d, kind) for d, kind in run if kind == "due"]
+            for due, kind in run:  # several at once: a backlog, run in order, one at a time
+                await self._fire(name, spec, due, kind, now, report, backlog=len(run) > 1)
         else:  # paused or disabled: due times pass unrun, each reported
             why = "paused" if name in paused else "disabled"
             for due in due_times(spec, zone, cursor, now):
@@ -233,11 +227,13 @@ class Scheduler:
         kind: str,
         now: datetime,
         report: TickReport,
+        *,
+        backlog: bool = False,
     ) -> Fire | None:
         fid = fire_id(name, due)
         earlier = [f for f in await self.store.running(name) if f.fire_id != fid]
-        # A backlog's catch-up runs queue behind each other whatever the overlap policy.
-        if earlier and spec.overlap == "skip" and kind != "catchup":
+        # A backlog's runs queue behind each other whatever the overlap policy.
+        if earlier and spec.overlap == "skip" and not backlog and kind != "catchup":
             detail = f"skipped: {earlier[0].fire_id} was still running"
             if await self.store.record_missed(fid, name, due, "skipped", now=now, detail=detail):
                 report.skipped.append(fid)
@@ -247,7 +243,7 @@ class Scheduler:
         )
         if fire is not None:
             report.started.append(fid)
-            self._start(name, spec, fire)
+            self._start(name, spec, fire, queue=backlog)
         return fire
 
     async def _take_over(
@@ -266,21 +262,36 @@ class Scheduler:
                 report.taken_over.append(fire.fire_id)
                 self._start(name, spec, fire)
 
-    def _start(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
-        task = asyncio.create_task(self._run(name, spec, fire), name=f"fire {fire.fire_id}")
-        self._tasks[fire.fire_id] = task
+    def _start(self, name: str, spec: ScheduleSpec, fire: Fire, *, queue: bool = False) -> None:
+        queue = queue or spec.overlap == "queue" or fire.kind == "catchup"
+        run = self._run(name, spec, fire, queue)
+        self._tasks[fire.fire_id] = asyncio.create_task(run, name=f"fire {fire.fire_id}")
+        if self._renewing is None or self._renewing.done():
+            self._renewing = asyncio.create_task(self._renew(), name="renew fire claims")
 
-    async def _run(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
+    async def _renew(self) -> None:
+        """Keep this scheduler's claims while its fires run, tick or no tick (a long run, a
+        shutdown's drain, `run-now` from the command line): else another takes them over."""
+        while self._tasks:
+            await asyncio.sleep(max(0.05, min(self.lease_seconds / 3, 5.0)))
+            try:
+                await self.store.renew(
+                    list(self._tasks), self.owner, now=self.clock.now(), lease_s=self.lease_seconds
+                )
+            except Exception as exc:  # an outage: the next round tries again
+                log.warning("renewing fire claims failed: %s", exc)
+
+    async def _run(self, name: str, spec: ScheduleSpec, fire: Fire, queue: bool) -> None:
         try:
-            await self._attempts(name, spec, fire)
+            await self._attempts(name, spec, fire, queue)
         finally:  # one of this scheduler's fires (drain() waits for it) until it is recorded
             self._tasks.pop(fire.fire_id, None)
 
-    async def _attempts(self, name: str, spec: ScheduleSpec, fire: Fire) -> None:
-        zone = self.zone(spec)
+    async def _attempts(self, name: str, spec: ScheduleSpec, fire: Fire, queue: bool) -> None:
         attempt, reason = 1, ""
         try:
-            if spec.overlap == "queue" or fire.kind == "catchup":  # behind earlier fires going
+            zone = self.zone(spec)
+            if queue:  # behind the earlier fires of the schedule still going
                 while any(
                     f.due < fire.due and f.fire_id != fire.fire_id
                     for f in await self.store.running(name)
@@ -289,7 +300,7 @@ class Scheduler:
             result = await self.runner.run(name, spec, fire, zone)
             while result.state == "failed" and attempt <= spec.retries and result.session:
                 attempt += 1
-                result = await self.runner.retry(name, spec, fire, zone, result.session)
+                result = await self.runner.retry(name, spec, fire, zone, result.session, attempt)
             reason = result.detail
             if result.state == "failed" and attempt > 1:
                 result = FireResult(
@@ -315,7 +326,7 @@ class Scheduler:
     # -- built-in: reflections -----------------------------------------------------------------
 
     async def _reflections(self, now: datetime, report: TickReport) -> None:
-        at = load_project_file(self._project).reflection_time
+        at = self.project().reflection_time
         zone = self.zone()
         kb = self.staff.knowledge
         for employee in sorted(self.staff.catalog.employees):
@@ -387,4 +398,5 @@ class Scheduler:
 
     def status(self) -> SchedulerStatus:
         """This scheduler's last tick, the fires it runs, the file's error if any."""
-        return SchedulerStatus(self.owner, self._last_tick, sorted(self._tasks), self._file_error)
+        error = self._files.error
+        return SchedulerStatus(self.owner, self._last_tick, sorted(self._tasks), error)
