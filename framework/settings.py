@@ -87,11 +87,17 @@ class Settings(BaseModel):
     """Propose an SOP draft without being asked (an employee reports the task done, or the
     session ends, after work worth keeping; see :mod:`framework.sop.auto_extract`). False turns
     it off for every DM and room; a scenario's ``settings.sop_auto_extract`` for its rooms."""
+    scheduler_tick: float = Field(default=5.0, gt=0, le=3600)
+    """Seconds between the scheduler's ticks (``staffroom serve``, and the default of
+    ``staffroom schedules run --tick``; ``$STAFFROOM_SCHEDULER_TICK``): how late an on-time
+    fire may start at most. A fire's claim lasts :data:`~framework.schedules.scheduler.LEASE_TICKS`
+    ticks unrenewed, so a shorter tick also means a faster takeover of a dead scheduler's fires."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         """Settings from ``STAFFROOM_HOME``, ``STAFFROOM_PROJECT``, ``STAFFROOM_MODEL``,
-        ``STAFFROOM_LANGUAGE``, ``STAFFROOM_LOCK`` and ``STAFFROOM_DATABASE_URL``.
+        ``STAFFROOM_LANGUAGE``, ``STAFFROOM_LOCK``, ``STAFFROOM_DATABASE_URL`` and
+        ``STAFFROOM_SCHEDULER_TICK``.
 
         ``STAFFROOM_MODEL`` is the environment form of ``--model``: it overrides every
         employee's model. A bad value of either is an :class:`~framework.errors.InputError`.
@@ -123,6 +129,8 @@ class Settings(BaseModel):
             values["lock"] = lock
         if url := os.environ.get("STAFFROOM_DATABASE_URL", "").strip():
             values["database"] = check_database_url(url, where="STAFFROOM_DATABASE_URL")
+        if tick := os.environ.get("STAFFROOM_SCHEDULER_TICK", "").strip():
+            values["scheduler_tick"] = _tick(tick)
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls.model_validate(values)
         # Checked here, where every command's settings are made: a file given as the folder
@@ -136,3 +144,19 @@ class Settings(BaseModel):
                 "(one that does not exist yet is made)",
             )
         return settings
+
+
+def _tick(text: str) -> float:
+    """``$STAFFROOM_SCHEDULER_TICK`` as seconds (0 < s <= 3600)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 3600:  # also false for nan
+        raise InputError(
+            f"STAFFROOM_SCHEDULER_TICK {text[:40]!r} is not a number of seconds",
+            field="STAFFROOM_SCHEDULER_TICK",
+            fix="set it to the seconds between the scheduler's ticks, above 0 and at most "
+            "3600 (e.g. 1 or 0.5), or unset it for the default 5",
+        )
+    return seconds

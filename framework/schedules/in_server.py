@@ -33,11 +33,13 @@ class RunningScheduler:
 
 @asynccontextmanager
 async def running_scheduler(
-    gateway: Gateway, *, tick_seconds: float = 5.0, chat: ChatDelivery | None = None
+    gateway: Gateway, *, tick_seconds: float | None = None, chat: ChatDelivery | None = None
 ) -> AsyncIterator[RunningScheduler]:
     """Run the project's schedules while the block runs (its fires' events reach the
     gateway's listeners: webhooks, chat platforms); on exit, stop ticking and let the fires
-    under way finish. ``chat``: the server's chat platforms (``deliver: {adapter, chat}``)."""
+    under way finish. ``tick_seconds``: None is ``Settings.scheduler_tick``
+    (``$STAFFROOM_SCHEDULER_TICK``, 5 s by default); ``chat``: the server's chat platforms
+    (``deliver: {adapter, chat}``)."""
     staff = gateway.staff
     store = await open_fire_store(staff.settings.data_dir, await staff.stores.database())
     scheduler = Scheduler(staff, store, Runner(staff, gateway, chat), tick_seconds=tick_seconds)

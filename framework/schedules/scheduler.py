@@ -20,12 +20,13 @@ import socket
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from framework.errors import InputError
 from framework.knowledge.tracker_items import next_due
+from framework.schedules.clock import Clock, SystemClock
 from framework.schedules.fire_store import Fire, FireStore
 from framework.schedules.runner import FireResult, Runner
 from framework.schedules.timing import (
@@ -49,34 +50,17 @@ from framework.specs.schedules_file import (
 if TYPE_CHECKING:
     from framework.staffroom import Staffroom
 
-__all__ = ["Clock", "Scheduler", "SchedulerStatus", "SystemClock", "TickReport"]
+__all__ = ["LEASE_TICKS", "Clock", "Scheduler", "SchedulerStatus", "SystemClock", "TickReport"]
 
 log = logging.getLogger(__name__)
 
+LEASE_TICKS = 12
+"""A fire's claim lasts this many ticks without renewal (60 s at the default 5 s tick): it is
+renewed every tick, so a live scheduler keeps it through eleven slow or failed ticks, and a
+dead one's fires are taken over that long after its last renewal."""
+
 REFLECTION_PREFIX = "reflection-"
 """Schedule names of the built-in reflection fires: ``reflection-<employee>``."""
-
-
-class Clock(Protocol):
-    """Where the scheduler's time comes from (a simulated one in tests)."""
-
-    def now(self) -> datetime:
-        """Now, UTC-aware."""
-        ...
-
-    async def sleep(self, seconds: float) -> None:
-        """Wait ``seconds`` of this clock's time."""
-        ...
-
-
-class SystemClock:
-    """The wall clock."""
-
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
 
 
 @dataclass
@@ -110,19 +94,19 @@ class Scheduler:
         *,
         owner: str | None = None,
         clock: Clock | None = None,
-        tick_seconds: float = 5.0,
-        lease_seconds: float = 60.0,
+        tick_seconds: float | None = None,
+        lease_seconds: float | None = None,
         idle_every: float = 60.0,
         on_result: Callable[[Fire, FireResult], None] | None = None,
     ) -> None:
+        """``tick_seconds``: None is ``Settings.scheduler_tick``; ``lease_seconds``: how long
+        a claim lasts unrenewed (None: :data:`LEASE_TICKS` ticks, whatever the tick is set
+        to later)."""
         self.staff, self.store, self.runner = staff, store, runner
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.clock: Clock = clock or SystemClock()
-        self.tick_seconds, self.lease_seconds, self.idle_every = (
-            tick_seconds,
-            lease_seconds,
-            idle_every,
-        )
+        self.tick_seconds = tick_seconds or staff.settings.scheduler_tick
+        self._lease_seconds, self.idle_every = lease_seconds, idle_every
         self.on_result = on_result
         self._project = staff.settings.project_dir
         self._files = ProjectFiles(self._project)
@@ -131,6 +115,11 @@ class Scheduler:
         self._last_idle: datetime | None = None
         self._idle: asyncio.Task[None] | None = None
         self._renewing: asyncio.Task[None] | None = None
+
+    @property
+    def lease_seconds(self) -> float:
+        """How long a claim of this scheduler's lasts without renewal (renewed every tick)."""
+        return self._lease_seconds or LEASE_TICKS * self.tick_seconds
 
     # -- the file ------------------------------------------------------------------------------
 

@@ -242,19 +242,27 @@ def resume(ctx: typer.Context, schedule: str) -> None:
 @app.command()
 def run(
     ctx: typer.Context,
-    tick: Annotated[float, typer.Option(help="Seconds between ticks.")] = 5.0,
+    tick: Annotated[
+        float | None,
+        typer.Option(
+            min=0.01,
+            max=3600,
+            help="Seconds between ticks (default: $STAFFROOM_SCHEDULER_TICK, else 5).",
+        ),
+    ] = None,
 ) -> None:
     """Run the scheduler here (a host without `staffroom serve`) until Ctrl-C or SIGTERM."""
     import asyncio
     import signal
 
     async def job(scheduler: Scheduler) -> None:
-        scheduler.tick_seconds = tick
+        if tick is not None:  # else the settings' (the environment's, or 5 s)
+            scheduler.tick_seconds = tick
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        console.print(RUNNING(console.language, owner=scheduler.owner, tick=tick))
+        console.print(RUNNING(console.language, owner=scheduler.owner, tick=scheduler.tick_seconds))
         await scheduler.run_forever(stop)
 
     _with_scheduler(ctx, job)
