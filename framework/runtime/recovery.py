@@ -170,7 +170,11 @@ def _free_chat(
     humans = [e.id for e in after if e.from_person]
     turn_ids = [int(m.group(1)) for e in after if (m := _TURN_ID.search(e.id))]
     last_human = max((i for i, e in enumerate(after) if e.from_person), default=-1)
-    speakers = [e.author for e in after if e.kind == EventKind.MESSAGE and not e.from_person]
+    speakers = [  # not a message a schedule delivered: its author did not speak here
+        e.author
+        for e in after
+        if e.kind == EventKind.MESSAGE and not e.from_person and "delivered" not in e.meta
+    ]
     return {
         **values,
         **at_index((outcome and outcome.steps_done) or 0),

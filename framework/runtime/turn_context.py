@@ -23,6 +23,7 @@ from framework.memory.memory_file import MemoryDoc
 from framework.models.brief import TurnBrief, attach_brief
 from framework.models.quiet import quiet_items
 from framework.names import is_name
+from framework.phrases import Phrase
 from framework.runtime.prompt_budget import Budget, estimate_tokens, fit_messages, make_budget
 from framework.sessions.events import Event, EventKind
 from framework.sessions.keys import Channel
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 AUTHOR_KEY = "staffroom_author"
 MAX_SERVED = 3
 """At most this many people's MEMORY.md go into one prompt (the latest speakers)."""
+DELIVERED_FROM = Phrase(
+    en="{author} (delivered by schedule {schedule} from {origin})",
+    zh="{author}（定时任务 {schedule} 从 {origin} 投递）",
+)
+"""Who said a message a schedule delivered here from another session, as a prompt shows it."""
 
 
 def recent_events(events: list[Event], limit: int) -> list[Event]:
@@ -47,14 +53,23 @@ def recent_messages(events: list[Event], employee: str, limit: int) -> list[Base
     chat = recent_events(events, limit)
     out: list[BaseMessage] = []
     for event in chat:
-        if event.author == employee:
+        delivered = event.meta.get("delivered")
+        if event.author == employee and not isinstance(delivered, dict):
             out.append(AIMessage(content=event.text))
         else:
             # Others (people and colleagues) speak as "user" turns, prefixed with their name
             # so the model knows who said what; the author is also kept for the simulator.
+            # A delivered message (even the employee's own words, said in another session)
+            # is a report posted here, not a turn of this conversation: it says so.
+            who = event.author
+            if isinstance(delivered, dict):
+                origin = str(delivered.get("from") or "-")
+                language = "en" if language_of(event.text, "zh") == "en" else "zh"
+                schedule = str(delivered.get("schedule", ""))
+                who = DELIVERED_FROM(language, author=who, schedule=schedule, origin=origin)
             out.append(
                 HumanMessage(
-                    content=f"{event.author}: {event.text}",
+                    content=f"{who}: {event.text}",
                     additional_kwargs={AUTHOR_KEY: event.author},
                 )
             )

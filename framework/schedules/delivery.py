@@ -37,6 +37,7 @@ __all__ = [
     "ChatRoom",
     "delivery_refusal",
     "scenario_mismatch",
+    "schedules_file_of",
 ]
 
 FAILED_NOTICE = Phrase(
@@ -96,7 +97,7 @@ class ChatDelivery(Protocol):
         ...
 
 
-def _file_of(name: str, spec: ScheduleSpec, project: Path) -> SchedulesFile:
+def schedules_file_of(name: str, spec: ScheduleSpec, project: Path) -> SchedulesFile:
     """The schedules file as it is now (for its lines), else ``spec`` alone (a broken edit)."""
     try:
         file = load_schedules(project)
@@ -111,7 +112,7 @@ def delivery_refusal(name: str, spec: ScheduleSpec, project: Path) -> InputError
     """Why ``spec``'s ``deliver`` cannot be carried out (``file:line``), or None."""
     if spec.deliver is None:
         return None
-    refused = delivery_problems(_file_of(name, spec, project), only=name)
+    refused = delivery_problems(schedules_file_of(name, spec, project), only=name)
     return refused[0] if refused else None
 
 
@@ -135,7 +136,7 @@ def scenario_mismatch(
         fix = f"use `scenario: {room.scenario}`, or map the chat to '{scenario}'"
     else:
         return None
-    file = _file_of(name, spec, project)
+    file = schedules_file_of(name, spec, project)
     return ScheduleDeliveryError(
         f"schedule '{name}': {what}",
         file=file.source,

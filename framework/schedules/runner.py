@@ -20,6 +20,7 @@ from framework.errors import StaffroomError
 from framework.language import language_of
 from framework.models.quiet import quiet_ask
 from framework.phrases import Language, language_or_default
+from framework.runtime.appended import append_outside
 from framework.runtime.room import Room
 from framework.schedules.delivery import (
     FAILED_NOTICE,
@@ -30,9 +31,17 @@ from framework.schedules.delivery import (
     scenario_mismatch,
 )
 from framework.schedules.fire_store import Fire
+from framework.schedules.into_session import (
+    delivered_notice,
+    delivered_replies,
+    fire_replies,
+    into_session,
+    target_room,
+)
 from framework.schedules.quiet_digest import quiet_digest
 from framework.schedules.timing import render_room_id
 from framework.sessions.events import Event, EventKind
+from framework.sessions.keys import SessionKey
 from framework.specs.schedules_file import Deliver, ScheduleSpec
 
 if TYPE_CHECKING:
@@ -104,12 +113,18 @@ class Runner:
         self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, attempt: int = 1
     ) -> FireResult:
         """Run ``fire`` of ``spec`` once (``attempt``: its message's id; see
-        :func:`fire_message_id`); errors a user can fix come back ``failed``."""
+        :func:`fire_message_id`), and deliver its result into the room or DM its ``deliver``
+        names; errors a user can fix come back ``failed``."""
         _ATTEMPT.set(attempt)  # this fire's task only (a runner serves fires side by side)
+        return await self._delivered(name, spec, fire, await self._run(name, spec, fire, zone))
+
+    async def _run(self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo) -> FireResult:
         try:
             refused = delivery_refusal(name, spec, self.staff.settings.project_dir)
             if refused is not None:  # said, not silently dropped: the result would go nowhere
                 raise refused
+            if into_session(spec):  # a target that does not exist fails before the run
+                await target_room(self.staff, self.gateway, name, spec)
             start = spec.start
             deliver = spec.deliver
             if deliver is not None and deliver.adapter and start.room is not None:
@@ -152,10 +167,40 @@ class Runner:
                         deliver.adapter, deliver.chat or "", thread, session, events
                     )
                 self._emit(room, events)
-                return await judge(room, events, quiet=spec.quiet)
+                result = await judge(room, events, quiet=spec.quiet)
+                return await self._delivered(name, spec, fire, result)
         except StaffroomError as exc:
             return FireResult("failed", str(exc), session)
         return await self.run(name, spec, fire, zone, attempt)
+
+    async def _delivered(
+        self, name: str, spec: ScheduleSpec, fire: Fire, result: FireResult
+    ) -> FireResult:
+        """``result``, its replies appended to the room or DM ``spec`` delivers into (see
+        :mod:`framework.schedules.into_session`); failed when they could not be (a retry
+        delivers them: the same ids again append nothing twice)."""
+        if result.state != "done" or not into_session(spec):
+            return result
+        try:
+            target = await target_room(self.staff, self.gateway, name, spec)
+            log = (
+                self.staff.sessions.log(SessionKey.parse(result.session))
+                if result.session
+                else None
+            )
+            mid = fire_message_id(fire.fire_id, _ATTEMPT.get())  # the attempt that answered
+            replies = fire_replies(log, mid, result.events)
+            catalog = self.staff.catalog.employees
+            names = {
+                e.author: catalog[e.author].display_name for e in replies if e.author in catalog
+            }
+            events = delivered_replies(target, name, fire.fire_id, replies, names)
+            self._emit(target, await append_outside(target, events))
+        except StaffroomError as exc:
+            detail = f"{result.detail}; not delivered: {exc}"
+            return FireResult("failed", detail, result.session, result.events)
+        detail = f"{result.detail}, delivered into {target.key}"
+        return FireResult(result.state, detail, result.session, result.events)
 
     async def _in_chat(
         self, name: str, spec: ScheduleSpec, fire: Fire, zone: ZoneInfo, deliver: Deliver
@@ -199,9 +244,9 @@ class Runner:
     ) -> bool:  # fmt: skip
         """Tell the schedule's delivery target that ``fire`` failed after ``attempts``
         attempts (the last for ``reason``); True when a notice went out (a platform delivery
-        with a server)."""
+        with a server, or into a room or DM's log)."""
         deliver = spec.deliver
-        if deliver is None or not deliver.adapter or self.chat is None:
+        if deliver is None or (deliver.adapter and self.chat is None):
             return False
         message = spec.start.room.message if spec.start.room else None
         message = message or (spec.start.dm.message if spec.start.dm else None)
@@ -211,6 +256,13 @@ class Runner:
             language, name=name, due=f"{fire.due.astimezone(zone):%Y-%m-%d %H:%M %Z}",
             attempts=attempts, reason=reason[:500],
         )  # fmt: skip
+        if into_session(spec):
+            target = await target_room(self.staff, self.gateway, name, spec)
+            notice = delivered_notice(target, name, fire.fire_id, text)
+            self._emit(target, await append_outside(target, [notice]))
+            return True
+        if self.chat is None or deliver.adapter is None:
+            return False
         thread = deliver.thread or self._threads.pop(fire.fire_id, None)
         uid = fire_message_id(fire.fire_id) + "-failed"
         await self.chat.notice(deliver.adapter, deliver.chat or "", thread, text, uid)

@@ -263,7 +263,8 @@ def run_outcome(
     """
     messages = [e for e in events if e.kind == EventKind.MESSAGE]
     humans = [e for e in messages if e.from_person]
-    replies = [e for e in messages if not e.from_person]
+    # A message a schedule delivered here from another session is no turn of this run.
+    replies = [e for e in messages if not e.from_person and "delivered" not in e.meta]
     corrections = run_corrections(events)
     score: float | None = None
     for message in humans:

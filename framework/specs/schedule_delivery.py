@@ -1,14 +1,15 @@
 """Which ``deliver:`` targets of ``schedules.yaml`` can be carried out, checked without a server.
 
 Carried out: ``deliver: {adapter, chat, thread}`` for a schedule that starts a room (the fire
-runs in the room the chat maps to; see :mod:`framework.schedules.delivery`).
+runs in the room the chat maps to; see :mod:`framework.schedules.delivery`); ``deliver:
+{room}`` and ``deliver: {dm: {employee, user}}`` (the fire's replies are appended to that
+session's log, starting no run there; see :mod:`framework.schedules.into_session`). Whether
+the room exists is known at fire time only (rooms are data, not project files).
 
 Refused, each with the file, line, field and fix:
 
-- ``deliver: {room}`` and ``deliver: {dm}``: posting a fire's result into another session
-  needs an event a session log shows as a notice without starting a run there; the logs have
-  no such kind yet (a message would be answered, or read as a person's), so the result stays
-  in the session the fire starts;
+- ``deliver: {room}`` or ``{dm}`` naming the very room or DM the schedule starts (its
+  replies are there already);
 - ``deliver.adapter`` with ``start.dm``: a DM's replies already reach its person's DM on the
   platform when the adapter maps them (``users:`` and ``dm_employee`` or the employee's own
   app), and a channel is not a DM;
@@ -59,11 +60,17 @@ def _refusal(spec: ScheduleSpec) -> tuple[str, str, tuple[str, ...]] | None:
     if deliver is None:
         return None
     if deliver.kind in ("room", "dm"):
+        start, dm = spec.start, deliver.dm
+        own_room = start.room is not None and start.room.room == deliver.room
+        own_dm = bool(
+            start.dm and dm and (start.dm.employee, start.dm.user) == (dm.employee, dm.user)
+        )
+        if not (own_room or own_dm):
+            return None
         return (
-            f"delivering into another {deliver.kind} is not built: a session log has no "
-            "notice that starts no run, so the result stays in the session the fire starts",
-            "remove `deliver`, or deliver to a chat platform: "
-            "`deliver: {adapter: slack, chat: C0123}` with a `start.room`",
+            f"`deliver` names the {deliver.kind} the schedule starts: its replies are there "
+            "already",
+            "remove `deliver`, or name another room or DM",
             ("deliver", deliver.kind),
         )
     if spec.start.dm is not None:

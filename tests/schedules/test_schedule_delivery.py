@@ -337,6 +337,10 @@ schedules:
     every: 1h
     start: {room: {scenario: check, message: hi}}
     deliver: {room: standup}
+  into-itself:
+    every: 1h
+    start: {room: {scenario: check, room: standup, message: hi}}
+    deliver: {room: standup}
   dm-to-chat:
     every: 1h
     start: {dm: {employee: pm, message: hi}}
@@ -349,11 +353,12 @@ def test_deliveries_that_cannot_be_carried_out_are_refused_with_file_and_line(
 ) -> None:
     problems = delivery_problems(load_schedules(_project(tmp_path, REFUSED)))
 
+    # Into another room is carried out (tests/schedules/test_schedule_notice_delivery.py).
     assert [(p.field, p.line) for p in problems] == [
-        ("schedules.into-room.deliver.room", 5),
-        ("schedules.dm-to-chat.deliver.adapter", 9),
+        ("schedules.into-itself.deliver.room", 9),
+        ("schedules.dm-to-chat.deliver.adapter", 13),
     ]
-    assert "not built" in problems[0].message and "a DM's replies" in problems[1].message
+    assert "there already" in problems[0].message and "a DM's replies" in problems[1].message
 
 
 async def test_the_server_s_scheduler_delivers_through_its_adapters(

@@ -1,9 +1,11 @@
 """What of a session a chat platform is sent, and which platform message carried which event.
 
-Out (:func:`outgoing`): an employee's message, sent as that employee; and what the room says
-about a person's remark ("remark 1, understood as: …", then its confirmation or drop), sent by
-the shared app as :data:`NOTICE_SENDER`, so a person in the chat sees what was understood and
-can answer it there. The room's other system events (plans, steps, waits) stay in its history.
+Out (:func:`outgoing`): an employee's message, sent as that employee (one a schedule
+delivered from another session by someone not of the room: by the shared app, under their
+name); and what the room says about a person's remark ("remark 1, understood as: …", then its
+confirmation or drop), sent by the shared app as :data:`NOTICE_SENDER`, so a person in the chat
+sees what was understood and can answer it there. The room's other system events (plans,
+steps, waits) stay in its history.
 
 Back (:func:`replied_event`): the id the platform gives each sent message is recorded with the
 event it carried (in the ingest ledger, kept as long as redeliveries are). A person's message
@@ -56,10 +58,16 @@ class Outgoing:
 def outgoing(event: Event, room: Room) -> Outgoing | None:
     """``event`` of ``room`` as the platform message it is sent as, or None (not sent)."""
     if event.kind == EventKind.MESSAGE:
-        if event.from_person or event.author not in room.participants:
+        if event.from_person or event.meta.get("nothing_to_report"):  # a quiet fire's: nowhere
             return None
-        if event.meta.get("nothing_to_report"):  # a quiet scheduled fire's: delivered nowhere
-            return None
+        delivered = event.meta.get("delivered")
+        if event.author not in room.participants:
+            if not isinstance(delivered, dict):
+                return None
+            # Delivered by a schedule from another session (a DM's employee, the framework's
+            # failure notice): sent by the shared app under the name it was said under.
+            name = str(delivered.get("name") or NOTICE_SENDER("en"))
+            return Outgoing("", name, event.text)
         return Outgoing(
             event.author, room.display_names.get(event.author, event.author), event.text
         )

@@ -10,8 +10,9 @@ WHY_LABELS = {
     "mention": Phrase(en="@mention", zh="被 @"),
     "selector": Phrase(en="selector", zh="轮到发言"),
     "direct": Phrase(en="DM", zh="私聊"),
+    "delivered": Phrase(en="delivered by a schedule", zh="定时任务投递"),
 }
-WHY_SOP_STEP, WHY_MENTION, WHY_SELECTOR, WHY_DIRECT = WHY_LABELS.values()
+WHY_SOP_STEP, WHY_MENTION, WHY_SELECTOR, WHY_DIRECT, WHY_DELIVERED = WHY_LABELS.values()
 MORE = Phrase(
     en="… {more} more characters: {command}",
     zh="……还有 {more} 个字符：{command}",

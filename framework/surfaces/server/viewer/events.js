@@ -79,6 +79,10 @@ export function modelBadge(meta) {
 function whyText(meta) {
   const key = `why.${meta.why}`;
   if (meta.why === "sop_step") return t(key, { step: meta.step ?? "" });
+  if (meta.why === "delivered") {
+    const from = meta.delivered && typeof meta.delivered === "object" ? meta.delivered : {};
+    return t(key, { schedule: String(from.schedule ?? "") });
+  }
   return key in LABEL_KEYS ? t(key) : String(meta.why);
 }
 
