@@ -263,12 +263,13 @@ class SqliteFireStore(FireStore):
         )
         return [row["fire_id"] for row in rows]
 
-    async def running(self, schedule: str) -> list[Fire]:
+    async def running(self, schedule: str | None = None) -> list[Fire]:
         """See :meth:`FireStore.running`."""
+        where, args = ("AND schedule = ?", (schedule,)) if schedule is not None else ("", ())
         rows = await self._rows(
-            f"SELECT {_FIRE} FROM schedule_fires WHERE schedule = ? AND state = 'running'"
+            f"SELECT {_FIRE} FROM schedule_fires WHERE state = 'running' {where}"
             " ORDER BY due, fire_id",
-            (schedule,),
+            args,
         )
         return [_fire(row) for row in rows]
 

@@ -153,9 +153,9 @@ class FireStore(ABC):
         (running ones); the ids renewed: one missing was lost (taken over, or finished)."""
 
     @abstractmethod
-    async def running(self, schedule: str) -> list[Fire]:
-        """The schedule's fires in state ``running`` (any owner, live claim or not), oldest
-        due first."""
+    async def running(self, schedule: str | None = None) -> list[Fire]:
+        """The schedule's fires (None: every schedule's) in state ``running`` (any owner, live
+        claim or not), oldest due first."""
 
     @abstractmethod
     async def get(self, fire_id: str) -> Fire | None:

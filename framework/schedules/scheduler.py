@@ -20,20 +20,19 @@ import socket
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from framework.errors import InputError
-from framework.knowledge.tracker_items import next_due
 from framework.schedules.clock import Clock, SystemClock
 from framework.schedules.fire_store import Fire, FireStore
+from framework.schedules.reflection_fires import REFLECTION_PREFIX, due_reflections
 from framework.schedules.runner import FireResult, Runner
 from framework.schedules.timing import (
     classify,
     due_times,
     fire_id,
-    reflection_due,
     run_now_id,
     zone_of,
 )
@@ -41,10 +40,8 @@ from framework.schedules.watched_files import ProjectFiles
 from framework.specs.project_file import ProjectFile
 from framework.specs.schedules_file import (
     SCHEDULES_FILE,
-    ReflectionStart,
     SchedulesFile,
     ScheduleSpec,
-    Start,
 )
 
 if TYPE_CHECKING:
@@ -58,9 +55,6 @@ LEASE_TICKS = 12
 """A fire's claim lasts this many ticks without renewal (60 s at the default 5 s tick): it is
 renewed every tick, so a live scheduler keeps it through eleven slow or failed ticks, and a
 dead one's fires are taken over that long after its last renewal."""
-
-REFLECTION_PREFIX = "reflection-"
-"""Schedule names of the built-in reflection fires: ``reflection-<employee>``."""
 
 
 @dataclass
@@ -150,6 +144,7 @@ class Scheduler:
         paused = await self.store.paused()
         for name, spec in file.schedules.items():
             await self._schedule(name, spec, now, paused, report)
+        await self._end_deleted(set(file.schedules), now)
         await self._reflections(now, report)
         due = self._last_idle is None or (now - self._last_idle).total_seconds() >= self.idle_every
         if due and (self._idle is None or self._idle.done()):
@@ -251,6 +246,23 @@ class Scheduler:
                 report.taken_over.append(fire.fire_id)
                 self._start(name, spec, fire)
 
+    async def _end_deleted(self, names: set[str], now: datetime) -> None:
+        """A fire of a schedule deleted from the file whose scheduler died is ended, not left
+        running for good (one still running where it started finishes there)."""
+        for stale in await self.store.running():
+            built_in = stale.schedule.startswith(REFLECTION_PREFIX)
+            if stale.schedule in names or built_in or stale.fire_id in self._tasks:
+                continue
+            if stale.claimed_until is None or stale.claimed_until >= now:
+                continue
+            fire = await self.store.claim(
+                stale.fire_id, stale.schedule, stale.due, stale.kind, self.owner,
+                now=now, lease_s=self.lease_seconds,
+            )  # fmt: skip
+            if fire is not None:
+                why = f"skipped: {stale.schedule} was deleted from {SCHEDULES_FILE} mid-run"
+                await self.store.record(fire.fire_id, self.owner, "skipped", now=now, detail=why)
+
     def _start(self, name: str, spec: ScheduleSpec, fire: Fire, *, queue: bool = False) -> None:
         queue = queue or spec.overlap == "queue" or fire.kind == "catchup"
         run = self._run(name, spec, fire, queue)
@@ -315,20 +327,9 @@ class Scheduler:
     # -- built-in: reflections -----------------------------------------------------------------
 
     async def _reflections(self, now: datetime, report: TickReport) -> None:
-        at = self.project().reflection_time
-        zone = self.zone()
-        kb = self.staff.knowledge
-        for employee in sorted(self.staff.catalog.employees):
-            triggers = await asyncio.to_thread(kb.trackers.reflections, employee)
-            due = [reflection_due(next_due(t), at, zone) for t in triggers if t.is_open]
-            due = [d for d in due if d <= now]
-            if not due:
-                continue
-            name = f"{REFLECTION_PREFIX}{employee}"
-            spec = ScheduleSpec(
-                every=timedelta(days=1), start=Start(reflection=ReflectionStart(employee=employee))
-            )
-            await self._fire(name, spec, max(due), "builtin", now, report)
+        due = await due_reflections(self.staff, self.project().reflection_time, self.zone(), now)
+        for name, spec, at in due:
+            await self._fire(name, spec, at, "builtin", now, report)
 
     # -- people --------------------------------------------------------------------------------
 
