@@ -20,17 +20,17 @@ schedules:
 
 def test_validate_reports_a_broken_schedules_file(cli: Cli, tmp_path: Path) -> None:
     project = tmp_path / "p"
-    assert cli("init", str(project)).code == 0
+    assert cli("init", str(project), cwd=tmp_path).code == 0
     schedules = project / "schedules.yaml"
     schedules.write_text(GOOD, encoding="utf-8")
-    assert cli("validate", str(project)).code == 0
+    assert cli("validate", str(project), cwd=tmp_path).code == 0
     schedules.write_text(GOOD.replace("mon-fri", "mon-fry"), encoding="utf-8")
-    broken = cli("validate", str(project))
+    broken = cli("validate", str(project), cwd=tmp_path)
     assert broken.code == 1
     assert f"{schedules}:4 schedules.note.cron" in broken.out and "day-of-week" in broken.out
     assert "1 problem(s)" in broken.out
     schedules.write_text(GOOD.replace("scenario: note", "scenario: note2"), encoding="utf-8")
-    unknown = cli("validate", str(project))
+    unknown = cli("validate", str(project), cwd=tmp_path)
     assert unknown.code == 1 and f"{schedules}:6" in unknown.out
     assert "unknown scenario 'note2' (did you mean 'note'?)" in unknown.out
     # Validating only some of the project's folders still checks its schedules, once.
