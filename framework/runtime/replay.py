@@ -40,6 +40,8 @@ def replay_turns(events: list[Event], workspace: Workspace) -> list[ReplayedTurn
             # Results logged before the output budget was logged cannot be replayed exactly.
             pending.append(("result", model_view(said.raw, last_call_id, workspace)))
         elif event.kind == EventKind.MESSAGE and not event.from_person:
+            if "delivered" in event.meta:  # a schedule's delivery from elsewhere: no turn here
+                continue
             turns.append(ReplayedTurn(event.author, _interleave(event, pending)))
             pending = []
     return turns

@@ -147,7 +147,8 @@ def assess(span: Sequence[Event], employees: Collection[str]) -> Assessment:
     tools: list[str] = []
     for event in span:
         if event.kind == EventKind.MESSAGE and event.author in employees:
-            if not event.from_person and event.text.strip():
+            # A message a schedule delivered here from another session is no work done here.
+            if not event.from_person and event.text.strip() and "delivered" not in event.meta:
                 turns += 1
         elif isinstance(call := payload_of(event), ToolCallPayload):
             name = str(call.name)

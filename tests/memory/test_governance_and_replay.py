@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from langchain_core.messages import AIMessage, ToolMessage
 
 from framework import Event, EventKind, Settings, Staffroom
 from framework.models import ScriptedChatModel
 from framework.runtime.replay import replay_turns
+from framework.sessions.events import make_event
+from framework.sessions.workspace import Workspace
 from framework.specs.model_spec import ModelSpec
 from framework.tools.workspace import workspace_tools
 
@@ -87,3 +90,13 @@ async def test_file_tools_refuse_paths_outside_the_workspace(settings: Settings)
         written = await tools["write_file"].call({"path": "../../x.txt", "content": "x"})
         assert written.ok is False
         assert not (settings.data_dir.parent / "x.txt").exists()
+
+
+def test_replay_leaves_out_what_a_schedule_delivered_from_elsewhere(tmp_path: Path) -> None:
+    said = make_event("room:team", EventKind.MESSAGE, "pm", "Released the beta.")
+    delivered = make_event(
+        "room:team", EventKind.MESSAGE, "engineer", "Stand-up: the build is green.",
+        meta={"why": "delivered", "delivered": {"schedule": "standup", "fire": "f"}},
+    )  # fmt: skip
+    turns = replay_turns([said, delivered], Workspace(tmp_path / "ws"))
+    assert [t.author for t in turns] == ["pm"]

@@ -70,6 +70,12 @@ def test_work_worth_keeping_needs_three_replies_and_a_working_tool() -> None:
     assert not talk.worth_keeping and talk.tool_calls == 0  # noting a fact is not work
     # A person's messages are not an employee's turns.
     assert assess(_events(wrote, person, person, said), ["engineer"]).work_turns == 1
+    # Nor are an employee's words a schedule delivered here from another session.
+    delivered = make_event(
+        "dm:a@engineer", EventKind.MESSAGE, "engineer", "站会：今天做完了发布",
+        meta={"why": "delivered", "delivered": {"schedule": "standup", "fire": "f"}},
+    )  # fmt: skip
+    assert assess([*_events(wrote, said), delivered, delivered], ["engineer"]).work_turns == 1
 
 
 def _write(path: str) -> AIMessage:
