@@ -14,7 +14,7 @@ from rich.table import Table
 
 from framework.phrases import Phrase
 from framework.surfaces.cli.console import LabelConsole
-from framework.surfaces.cli.options import label_language
+from framework.surfaces.cli.options import DatabaseOption, label_language
 
 if TYPE_CHECKING:  # imported when a command runs: `staffroom --help` stays light
     from framework.schedules.scheduler import Scheduler
@@ -63,16 +63,17 @@ def options(
     ctx: typer.Context,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data folder.")] = None,
     project: Annotated[Path | None, typer.Option("--project", help="Project folder.")] = None,
+    database: DatabaseOption = None,
 ) -> None:
     """Options shared by the schedules commands."""
-    ctx.obj = {"data_dir": data_dir, "project": project}
+    ctx.obj = {"data_dir": data_dir, "project": project, "database": database}
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    from framework.settings import Settings
+    from framework.surfaces.cli.options import settings_for
 
     obj = ctx.obj or {}
-    settings = Settings.from_env(data_dir=obj.get("data_dir"), project_dir=obj.get("project"))
+    settings = settings_for(obj.get("data_dir"), obj.get("project"), database=obj.get("database"))
     console.language = label_language(settings)
     return settings
 
