@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from cli_in_process import Cli
-from paths import ROOT
+from schedule_sim import copy_project
 
 SCHEDULES = """\
 schedules:
@@ -18,8 +17,7 @@ schedules:
 
 def test_run_now_and_history_on_the_database(cli: Cli, tmp_path: Path, pg_url: str) -> None:
     project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
+    copy_project(project)
     (project / "schedules.yaml").write_text(SCHEDULES, encoding="utf-8")
     opts = ("--data-dir", str(tmp_path / "data"), "--project", str(project), "--database", pg_url)
     ran = cli("schedules", *opts, "run-now", "check", "--id", "cli", cwd=tmp_path)

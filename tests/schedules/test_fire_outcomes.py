@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from paths import ROOT
+from schedule_sim import SimClock, copy_project
 
 from framework import Settings, Staffroom
 from framework.models import ScriptedChatModel, SimulatedChatModel
@@ -30,21 +29,9 @@ schedules:
 """
 
 
-class SimClock:
-    def __init__(self, now: datetime) -> None:
-        self.at = now
-
-    def now(self) -> datetime:
-        return self.at
-
-    async def sleep(self, seconds: float) -> None:
-        self.at += timedelta(seconds=seconds)
-
-
 def _settings(settings: Settings, tmp_path: Path, quiet: bool = False) -> Settings:
     project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
+    copy_project(project)
     text = DM.format(quiet="true" if quiet else "false")
     (project / "schedules.yaml").write_text(text, encoding="utf-8")
     return settings.model_copy(update={"project_dir": project, "model_retries": 0})

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from paths import ROOT
+from schedule_sim import copy_project
 
 from framework import Settings, Staffroom
 from framework.schedules.fire_store import open_fire_store
@@ -27,8 +26,7 @@ async def test_a_quiet_check_is_silent_until_something_is_open(
     settings: Settings, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
+    copy_project(project)
     (project / "schedules.yaml").write_text(SCHEDULES, encoding="utf-8")
     settings = settings.model_copy(update={"project_dir": project})
     async with await Staffroom.open(settings=settings) as staff:

@@ -3,12 +3,11 @@ reflection time on its due day, once, through the scheduler; not before, not aga
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from paths import ROOT
+from schedule_sim import SimClock, copy_project
 
 from framework import Settings, Staffroom
 from framework.schedules.fire_store import open_fire_store
@@ -18,23 +17,11 @@ from framework.sessions.events import EventKind
 from framework.sessions.keys import SessionKey
 
 
-class SimClock:
-    def __init__(self, now: datetime) -> None:
-        self.at = now
-
-    def now(self) -> datetime:
-        return self.at
-
-    async def sleep(self, seconds: float) -> None:
-        self.at += timedelta(seconds=seconds)
-
-
 async def test_a_reflection_fires_at_the_projects_local_time_once(
     settings: Settings, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
+    copy_project(project)
     (project / "staffroom.yaml").write_text(
         'timezone: Asia/Shanghai\nreflection_time: "08:30"\n', encoding="utf-8"
     )

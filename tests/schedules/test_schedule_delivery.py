@@ -9,7 +9,6 @@ times out (test doubles); nothing leaves the machine.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 from fake_platform import Call, FakePlatform
-from paths import ROOT
+from schedule_sim import SimClock, copy_project
 
 from framework import Settings, Staffroom
 from framework.models import ScriptedChatModel
@@ -57,17 +56,6 @@ settings:
 DUE = datetime(2026, 3, 2, 8, 30, tzinfo=UTC)
 
 
-class SimClock:
-    def __init__(self, now: datetime) -> None:
-        self.at = now
-
-    def now(self) -> datetime:
-        return self.at
-
-    async def sleep(self, seconds: float) -> None:
-        self.at += timedelta(seconds=seconds)
-
-
 @pytest.fixture
 def fake() -> Iterator[FakePlatform]:
     with FakePlatform() as platform:
@@ -76,8 +64,7 @@ def fake() -> Iterator[FakePlatform]:
 
 def _project(tmp_path: Path, schedules: str) -> Path:
     project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
+    copy_project(project)
     (project / "scenarios" / "standup.yaml").write_text(STANDUP, encoding="utf-8")
     (project / "scenarios" / "check.yaml").write_text(CHECK, encoding="utf-8")
     (project / "schedules.yaml").write_text(schedules, encoding="utf-8")

@@ -4,11 +4,10 @@ a broken edit keeps the last good file in force and is reported."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from paths import ROOT
+from schedule_sim import SimClock, copy_project
 
 from framework import Settings, Staffroom
 from framework.schedules.fire_store import open_fire_store
@@ -22,21 +21,9 @@ def _file(*names: str) -> str:
     return "schedules:\n" + "".join(f"  {n}:\n    every: 1h\n{ONE}" for n in names)
 
 
-class SimClock:
-    def __init__(self, now: datetime) -> None:
-        self.at = now
-
-    def now(self) -> datetime:
-        return self.at
-
-    async def sleep(self, seconds: float) -> None:
-        self.at += timedelta(seconds=seconds)
-
-
 async def test_edits_take_effect_on_the_next_tick(settings: Settings, tmp_path: Path) -> None:
     project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
+    copy_project(project)
     path = project / "schedules.yaml"
     path.write_text(_file("old"), encoding="utf-8")
     settings = settings.model_copy(update={"project_dir": project})

@@ -8,7 +8,6 @@ scripted model (test doubles); both backends (``STAFFROOM_TEST_BACKEND=postgres`
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from langchain_core.messages import HumanMessage
-from paths import ROOT
+from schedule_sim import SimClock, copy_project
 
 from framework import Settings, Staffroom
 from framework.models import ScriptedChatModel
@@ -50,14 +49,6 @@ NOW = datetime(2026, 3, 2, 8, 30, tzinfo=UTC)
 REPORT = "Shipped the login page; next: billing."
 
 
-class SimClock:
-    def now(self) -> datetime:
-        return NOW
-
-    async def sleep(self, seconds: float) -> None:
-        return None
-
-
 @dataclass
 class Project:
     settings: Settings
@@ -70,8 +61,7 @@ class Project:
 
 def _project(settings: Settings, tmp_path: Path, schedules: str, **update: object) -> Project:
     project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
+    copy_project(project)
     (project / "scenarios" / "team.yaml").write_text(TEAM, encoding="utf-8")
     (project / "schedules.yaml").write_text(schedules, encoding="utf-8")
     update = {"project_dir": project, "language": "en", **update}
@@ -100,7 +90,7 @@ async def _opened(project: Project, gateway: bool = False) -> AsyncIterator[Open
         gate = await Gateway.open(staff) if gateway else None
         store = await open_fire_store(project.settings.data_dir, await staff.stores.database())
         runner = Runner(staff, gate)
-        scheduler = Scheduler(staff, store, runner, clock=SimClock(), on_result=on_result)
+        scheduler = Scheduler(staff, store, runner, clock=SimClock(NOW), on_result=on_result)
         try:
             yield Open(staff, scheduler, runner, store, results)
         finally:

@@ -9,11 +9,10 @@ posted its message once.
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from paths import ROOT
+from schedule_sim import SimClock, copy_project
 
 from framework import Settings, Staffroom
 from framework.schedules.fire_store import open_fire_store
@@ -46,21 +45,9 @@ DOWN = (datetime(2026, 3, 26, 7, tzinfo=UTC), datetime(2026, 3, 27, 20, tzinfo=U
 TICK = timedelta(minutes=15)
 
 
-class SimClock:
-    def __init__(self, now: datetime) -> None:
-        self.at = now
-
-    def now(self) -> datetime:
-        return self.at
-
-    async def sleep(self, seconds: float) -> None:
-        self.at += timedelta(seconds=seconds)
-
-
 def _project(tmp_path: Path) -> Path:
     project = tmp_path / "project"
-    for folder in ("agents", "scenarios", "sop_library"):
-        shutil.copytree(ROOT / folder, project / folder)
+    copy_project(project)
     (project / "schedules.yaml").write_text(SCHEDULES, encoding="utf-8")
     return project
 
