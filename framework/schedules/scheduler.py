@@ -144,7 +144,7 @@ class Scheduler:
         paused = await self.store.paused()
         for name, spec in file.schedules.items():
             await self._schedule(name, spec, now, paused, report)
-        await self._end_deleted(set(file.schedules), now)
+        await self._take_over(file, now, report)
         await self._reflections(now, report)
         due = self._last_idle is None or (now - self._last_idle).total_seconds() >= self.idle_every
         if due and (self._idle is None or self._idle.done()):
@@ -201,7 +201,6 @@ class Scheduler:
                 if await self.store.record_missed(fid, name, due, "skipped", now=now, detail=why):
                     report.skipped.append(fid)
         await self.store.advance(name, now)
-        await self._take_over(name, spec, now, report)
 
     async def _fire(
         self,
@@ -230,36 +229,29 @@ class Scheduler:
             self._start(name, spec, fire, queue=backlog)
         return fire
 
-    async def _take_over(
-        self, name: str, spec: ScheduleSpec, now: datetime, report: TickReport
-    ) -> None:
-        for stale in await self.store.running(name):
+    async def _take_over(self, file: SchedulesFile, now: datetime, report: TickReport) -> None:
+        """The fires whose scheduler died (their claim ran out; one query a tick): run again
+        under the same ids, or, when their schedule was deleted from the file, ended as
+        skipped rather than left running for good (one still running where it started
+        finishes there)."""
+        for stale in await self.store.running():
             if stale.fire_id in self._tasks or stale.claimed_until is None:
                 continue
-            if stale.claimed_until >= now:
-                continue
-            fire = await self.store.claim(
-                stale.fire_id, name, stale.due, stale.kind, self.owner,
-                now=now, lease_s=self.lease_seconds,
-            )  # fmt: skip
-            if fire is not None:
-                report.taken_over.append(fire.fire_id)
-                self._start(name, spec, fire)
-
-    async def _end_deleted(self, names: set[str], now: datetime) -> None:
-        """A fire of a schedule deleted from the file whose scheduler died is ended, not left
-        running for good (one still running where it started finishes there)."""
-        for stale in await self.store.running():
-            built_in = stale.schedule.startswith(REFLECTION_PREFIX)
-            if stale.schedule in names or built_in or stale.fire_id in self._tasks:
-                continue
-            if stale.claimed_until is None or stale.claimed_until >= now:
+            spec = file.schedules.get(stale.schedule)
+            if stale.claimed_until >= now or (
+                spec is None and stale.schedule.startswith(REFLECTION_PREFIX)
+            ):
                 continue
             fire = await self.store.claim(
                 stale.fire_id, stale.schedule, stale.due, stale.kind, self.owner,
                 now=now, lease_s=self.lease_seconds,
             )  # fmt: skip
-            if fire is not None:
+            if fire is None:
+                continue
+            if spec is not None:
+                report.taken_over.append(fire.fire_id)
+                self._start(stale.schedule, spec, fire)
+            else:
                 why = f"skipped: {stale.schedule} was deleted from {SCHEDULES_FILE} mid-run"
                 await self.store.record(fire.fire_id, self.owner, "skipped", now=now, detail=why)
 
